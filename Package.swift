@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The folders say what each part is: SQLite (the only code that touches the C API), Core (domain
+// types, JSON, the Open-Meteo decoder, CSV), Store (schema, migrations, repository), Fetcher (HTTP
+// client, batching, geocoding), Queries (verification and exports), CLI (commands), Replay (the
+// local test server). `wxdb` itself is a thin executable over CLI.
+let package = Package(
+    name: "wxdb",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "wxdb", targets: ["wxdb"]),
+        .executable(name: "wxdb-replay", targets: ["wxdb-replay"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(name: "WxSQLite", dependencies: ["CSQLite"], path: "Sources/SQLite"),
+        .target(name: "WxCore", path: "Sources/Core"),
+        .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
+        .target(name: "WxFetcher", dependencies: ["WxCore"], path: "Sources/Fetcher"),
+        .target(name: "WxQueries", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/Queries"),
+        .target(name: "WxReplay", path: "Sources/Replay"),
+        .target(
+            name: "WxCLI",
+            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries"],
+            path: "Sources/CLI"
+        ),
+        .executableTarget(name: "wxdb", dependencies: ["WxCLI"], path: "Sources/wxdb"),
+        .executableTarget(name: "wxdb-replay", dependencies: ["WxReplay"], path: "Sources/wxdb-replay"),
+
+        .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite"]),
+        .testTarget(name: "CoreTests", dependencies: ["WxCore"]),
+        .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore"]),
+        .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore"]),
+        .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore"]),
+        .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxStore", "WxSQLite", "WxCore", "WxReplay"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// Commands and argument parsing live here.

@@ -1,0 +1,7 @@
+#ifndef WXDB_CSQLITE_SHIM_H
+#define WXDB_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+// SQLITE_TRANSIENT is a macro cast Swift cannot import.
+static inline sqlite3_destructor_type wxdb_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+#endif

@@ -1,0 +1,1 @@
+// Domain types, JSON, the Open-Meteo decoder and CSV live here.

@@ -1,0 +1,1 @@
+// The Open-Meteo HTTP client, request building, batching and geocoding live here.

@@ -1,0 +1,1 @@
+// Verification scores, forecast queries and exports live here.

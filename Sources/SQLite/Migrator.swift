@@ -1,0 +1,106 @@
+/// One schema change: a name (its file name without `.sql`) and the SQL it runs.
+public struct Migration: Sendable, Equatable {
+    public let name: String
+    public let sql: String
+    public init(name: String, sql: String) {
+        self.name = name
+        self.sql = sql
+    }
+
+    /// A checksum of the SQL text, recorded when the migration is applied, so an edited
+    /// migration is noticed instead of silently diverging from databases already migrated.
+    public var checksum: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// Why a database cannot be migrated by this build.
+public enum MigrationError: Error, CustomStringConvertible, Equatable {
+    /// The database records a migration this build does not have: it was written by a newer wxdb.
+    case unknownMigration(name: String, path: String)
+    /// A migration this build has was applied with different SQL.
+    case checksumMismatch(name: String, path: String)
+
+    public var description: String {
+        switch self {
+        case .unknownMigration(let name, let path):
+            return "the database \(path) records migration \(name), which this wxdb does not know: it was written by a newer wxdb. Upgrade wxdb to use it, or pass another --db; the file was not changed."
+        case .checksumMismatch(let name, let path):
+            return "migration \(name) recorded in \(path) differs from the one this wxdb carries, so the schema cannot be trusted. Use the wxdb that created it, or another --db; the file was not changed."
+        }
+    }
+}
+
+/// Applies ordered, append-only migrations, each in its own `BEGIN IMMEDIATE` transaction,
+/// recording its name and checksum in `schema_migrations`.
+public struct Migrator: Sendable {
+    public let migrations: [Migration]
+    public init(migrations: [Migration]) { self.migrations = migrations }
+
+    static let createTable = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            name       TEXT    NOT NULL PRIMARY KEY,
+            checksum   TEXT    NOT NULL,
+            applied_at INTEGER NOT NULL
+        ) STRICT
+        """
+
+    /// The migrations recorded in the database, in order. Reads only, so a refused file stays as it was.
+    public func applied(in db: Database) throws -> [(name: String, checksum: String)] {
+        let exists = try db.scalarInt(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+        guard exists > 0 else { return [] }
+        return try db.rows("SELECT name, checksum FROM schema_migrations ORDER BY name") {
+            (name: $0.string(0), checksum: $0.string(1))
+        }
+    }
+
+    /// Throws when the database was migrated by another build; writes nothing.
+    public func check(_ db: Database) throws {
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0.checksum) })
+        for record in try applied(in: db) {
+            guard let checksum = known[record.name] else {
+                throw MigrationError.unknownMigration(name: record.name, path: db.path)
+            }
+            guard checksum == record.checksum else {
+                throw MigrationError.checksumMismatch(name: record.name, path: db.path)
+            }
+        }
+    }
+
+    /// The names of migrations not yet applied.
+    public func pending(in db: Database) throws -> [String] {
+        let done = Set(try applied(in: db).map(\.name))
+        return migrations.map(\.name).filter { !done.contains($0) }
+    }
+
+    /// Checks, then applies whatever is pending. Returns the names applied.
+    @discardableResult
+    public func migrate(_ db: Database, now: Int64) throws -> [String] {
+        try check(db)
+        var done = Set(try applied(in: db).map(\.name))
+        var appliedNow: [String] = []
+        for migration in migrations where !done.contains(migration.name) {
+            try db.transaction {
+                try db.execute(Self.createTable)
+                // Another process may have applied it while we waited for the write lock.
+                let already = try db.scalarInt(
+                    "SELECT count(*) FROM schema_migrations WHERE name = ?", [.text(migration.name)]) ?? 0
+                guard already == 0 else { return }
+                try db.execute(migration.sql)
+                try db.run(
+                    "INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)",
+                    [.text(migration.name), .text(migration.checksum), .integer(now)])
+                appliedNow.append(migration.name)
+            }
+            done.insert(migration.name)
+        }
+        return appliedNow
+    }
+}

@@ -1,0 +1,4 @@
+import WxSQLite
+
+/// The wxdb schema: the migrations this build carries (see EmbeddedMigrations.swift).
+public enum Schema {}
