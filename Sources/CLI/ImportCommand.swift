@@ -1,0 +1,52 @@
+import Foundation
+import WxCore
+import WxStore
+
+enum ImportCommand {
+    static var command: Command {
+        Command(
+            name: "import",
+            abstract: "Store saved Open-Meteo JSON responses as if they had been fetched at a given time.",
+            discussion: "Every file is checked before anything is stored: one bad file stores nothing.",
+            arguments: [ArgumentSpec(name: "file", help: "Open-Meteo forecast responses (JSON, one location each).", variadic: true)],
+            options: [
+                .option("location", "name", "The saved location the responses are for."),
+                .option("fetched-at", "time", "When the responses were fetched (ISO 8601; without offset: the location's zone)."),
+                .option("model", "model", "Model name of an unsuffixed response, or the one model to take from a multi-model one.", default: "the location's first model"),
+            ],
+            run: { args, context in try run(args, context) }
+        )
+    }
+
+    static func run(_ args: ParsedArguments, _ context: Context) throws {
+        let name = try args.require("location")
+        let fetchedText = try args.require("fetched-at")
+        let store = try context.openStore(create: false)
+        let location = try store.requireLocation(named: name)
+        let fetchedAt = try TimeInput.resolve(fetchedText, timezone: location.timezone, now: context.nowUnix, option: "fetched-at")
+        let model = args.value("model")
+
+        // Decode everything first, so a bad file leaves the database as it was.
+        var decoded: [(path: String, response: ForecastResponse)] = []
+        for path in args.positionals {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError("cannot read \(path): no such file, or not readable")
+            }
+            do {
+                decoded.append((path, try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)))
+            } catch let error as DecodeError {
+                throw CLIError("\(path): \(error.description). Nothing was imported")
+            }
+        }
+        let outcomes = try store.db.transaction {
+            try decoded.flatMap { item in
+                try store.adoptTimezoneIfAuto(location, from: item.response)
+                return try store.storeInTransaction(item.response, for: location,
+                                                    fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: item.path))
+            }
+        }
+        let stored = outcomes.filter { $0.kind == .stored }
+        let repeated = outcomes.count - stored.count
+        context.note("Imported \(decoded.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
+    }
+}

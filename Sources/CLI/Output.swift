@@ -1,0 +1,69 @@
+import Foundation
+import WxCore
+
+/// An aligned text table for people: numbers right-aligned, text left-aligned.
+struct Table {
+    var headers: [String]
+    var rows: [[String]] = []
+    /// Columns to right-align (numbers).
+    var rightAligned: Set<Int> = []
+
+    func render() -> String {
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            var parts: [String] = []
+            for (i, cell) in cells.enumerated() {
+                let pad = String(repeating: " ", count: max(0, widths[i] - cell.count))
+                parts.append(rightAligned.contains(i) ? pad + cell : cell + pad)
+            }
+            return parts.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+        }
+        var out = line(headers)
+        out += line(widths.map { String(repeating: "-", count: $0) })
+        for row in rows { out += line(row) }
+        return out
+    }
+}
+
+/// Turns command-line times into UTC instants.
+enum TimeInput {
+    /// ISO 8601 with `Z` or an offset is absolute; a bare date or a time without offset is read in
+    /// `timezone` (a tz-database name). `now` is also accepted.
+    static func resolve(_ text: String, timezone: String, now: Int64, option: String) throws -> Int64 {
+        if text == "now" { return now }
+        guard let parsed = CivilTime.parse(text) else {
+            throw UsageError("--\(option) '\(text)' is not a time; use ISO 8601 like 2026-11-30, 2026-11-30T12:00Z or 2026-11-30T13:00+01:00")
+        }
+        if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
+        return localToUTC(parsed.wallSeconds, timezone: timezone)
+    }
+
+    /// Reads a wall-clock time in a zone: the offset in force at that moment (checked twice, so a
+    /// time just after a DST change uses the new offset).
+    static func localToUTC(_ wall: Int64, timezone: String) -> Int64 {
+        guard let zone = TimeZone(identifier: timezone) else { return wall }
+        var guess = wall - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(wall))))
+        guess = wall - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(guess))))
+        return guess
+    }
+
+    /// Local wall time for display: `2026-11-30 13:00` in the zone (falls back to UTC).
+    static func local(_ instant: Int64, timezone: String) -> String {
+        let offset = TimeZone(identifier: timezone)?.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant))) ?? 0
+        return CivilTime.localString(instant, offset: offset)
+    }
+}
+
+/// Formats a number for a table: up to `places` decimals, no trailing zeros.
+func formatNumber(_ value: Double?, places: Int = 2) -> String {
+    guard let value, value.isFinite else { return "" }
+    var text = String(format: "%.\(places)f", value)
+    if text.contains(".") {
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+    }
+    return text == "-0" ? "0" : text
+}

@@ -1,0 +1,92 @@
+import Foundation
+import WxCore
+import WxSQLite
+import WxStore
+
+/// The `wxdb` command line: parses arguments, runs the command, maps errors to exit codes.
+public enum WXDB {
+    public static let version = "0.1.0"
+
+    /// The command tree.
+    public static var root: Command {
+        Command(
+            name: "wxdb",
+            abstract: "Keep every weather forecast run, store what happened, and score the forecasts.",
+            discussion: "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
+            subcommands: [LocationsCommand.command, ImportCommand.command, ExportCommand.command]
+        )
+    }
+
+    /// Runs `wxdb` with `arguments` (without the program name) and returns the exit code.
+    public static func main(_ arguments: [String], context: Context = Context()) async -> Int32 {
+        let parser = ArgumentParser(root: root)
+        var usagePath = ["wxdb"]
+        var usageCommand = root
+        do {
+            switch try parser.parse(arguments) {
+            case .version:
+                context.out("wxdb \(version)\n")
+                context.flush()
+                return 0
+            case .help(let command, let path):
+                context.out(Help.text(command, path: path))
+                context.flush()
+                return 0
+            case .run(let command, let parsed):
+                usagePath = parsed.commandPath
+                usageCommand = command
+                context.parsed = parsed
+                try await command.run!(parsed, context)
+                context.flush()
+                return 0
+            }
+        } catch let error as UsageError {
+            context.flush()
+            // Find the command the user was reaching for, for the usage line.
+            if case .some(let (command, path)) = deepestCommand(arguments) {
+                usageCommand = command
+                usagePath = path
+            }
+            context.err("Error: \(error.message)")
+            context.err("Usage: \(Help.usage(usageCommand, path: usagePath))")
+            context.err("  See '\(usagePath.joined(separator: " ")) --help' for more information.")
+            return 64
+        } catch {
+            context.flush()
+            context.err("Error: \(message(for: error))")
+            return 1
+        }
+    }
+
+    static func deepestCommand(_ arguments: [String]) -> (Command, [String])? {
+        var command = root
+        var path = ["wxdb"]
+        for arg in arguments where !arg.hasPrefix("-") {
+            guard let sub = command.subcommands.first(where: { $0.name == arg }) else { break }
+            command = sub
+            path.append(arg)
+        }
+        return (command, path)
+    }
+
+    /// The user-facing text of an error: what went wrong and what to do.
+    static func message(for error: Error) -> String {
+        switch error {
+        case let error as SQLiteError:
+            if error.isBusy {
+                return "the database is busy (another wxdb is writing) and did not free up in time; try again in a minute"
+            }
+            if error.isReadOnly {
+                return "the database is read-only (\(error.message)); check the file's permissions or the file system"
+            }
+            if error.isDiskFull {
+                return "the disk is full; nothing was stored from this command. Free some space and run it again"
+            }
+            return "database error: \(error)"
+        case let error as CustomStringConvertible:
+            return error.description
+        default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Domain types, JSON, the Open-Meteo decoder and CSV live here.

@@ -1,0 +1,201 @@
+import WxCore
+import WxSQLite
+
+/// Where a forecast came from.
+public enum FetchOrigin: String, Sendable {
+    case fetch
+    case `import`
+}
+
+/// What storing one model's forecast did.
+public struct StoreOutcome: Sendable, Equatable {
+    public enum Kind: String, Sendable { case stored, repeated }
+    public var kind: Kind
+    public var model: String
+    public var runID: Int64
+    public var hours: Int
+    public var days: Int
+}
+
+/// The facts about one fetch that go into the fetch log beside the runs it produced.
+public struct FetchRecord: Sendable {
+    public var fetchedAt: Int64
+    public var origin: FetchOrigin
+    /// The request URL without any API key, or the imported file's path.
+    public var request: String?
+    public var httpStatus: Int?
+    public var durationMilliseconds: Int?
+    /// Model initialisation times from meta.json, by model name, where known.
+    public var issuedAt: [String: Int64]
+    /// Also keep the response's past hours (valid at or before `fetchedAt`) as `analysis` observations.
+    public var recordAnalysis: Bool
+
+    public init(fetchedAt: Int64, origin: FetchOrigin, request: String? = nil, httpStatus: Int? = nil,
+                durationMilliseconds: Int? = nil, issuedAt: [String: Int64] = [:], recordAnalysis: Bool = true) {
+        self.fetchedAt = fetchedAt
+        self.origin = origin
+        self.request = request
+        self.httpStatus = httpStatus
+        self.durationMilliseconds = durationMilliseconds
+        self.issuedAt = issuedAt
+        self.recordAnalysis = recordAnalysis
+    }
+}
+
+extension Store {
+    static let hourlyInsertSQL = "INSERT INTO hourly_forecasts (run_id, valid_time, "
+        + Variables.hourlyNames.joined(separator: ", ") + ") VALUES (?, ?"
+        + String(repeating: ", ?", count: Variables.hourly.count) + ")"
+    static let dailyInsertSQL = "INSERT INTO daily_forecasts (run_id, date, "
+        + Variables.dailyNames.joined(separator: ", ") + ") VALUES (?, ?"
+        + String(repeating: ", ?", count: Variables.daily.count) + ")"
+    static let observationUpsertSQL = "INSERT INTO observations (location_id, source, time, "
+        + Variables.hourlyNames.joined(separator: ", ") + ", recorded_at) VALUES (?, ?, ?"
+        + String(repeating: ", ?", count: Variables.hourly.count) + ", ?) "
+        + "ON CONFLICT (location_id, source, time) DO UPDATE SET "
+        + Variables.hourlyNames.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        + ", recorded_at = excluded.recorded_at WHERE excluded.recorded_at >= observations.recorded_at"
+
+    /// Stores one decoded response for `location` in one transaction: a run per model (or a
+    /// fetch-log entry only, when the content equals the latest run of that model), the `current`
+    /// block as observations, and the past hours as `analysis` observations.
+    public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+        try db.transaction { try storeInTransaction(response, for: location, fetch: fetch) }
+    }
+
+    /// Like `store`, for a caller that already holds a transaction (several responses at once).
+    public func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+        var outcomes: [StoreOutcome] = []
+        for forecast in response.models {
+            outcomes.append(try storeRun(forecast, response: response, location: location, fetch: fetch))
+        }
+        if let current = response.current {
+            try upsertObservation(locationID: location.id, source: "current", time: current.time,
+                                  values: current.values, recordedAt: fetch.fetchedAt)
+        }
+        if fetch.recordAnalysis, let first = response.models.first {
+            let columns = first.hourly
+            for (row, time) in first.hourlyTimes.enumerated() where time <= fetch.fetchedAt {
+                let values = columns.map { $0?[row] ?? nil }
+                if values.allSatisfy({ $0 == nil }) { continue }
+                try upsertObservation(locationID: location.id, source: "analysis", time: time,
+                                      values: values, recordedAt: fetch.fetchedAt)
+            }
+        }
+        return outcomes
+    }
+
+    func storeRun(_ forecast: ModelForecast, response: ForecastResponse, location: Location, fetch: FetchRecord) throws -> StoreOutcome {
+        let hash = forecast.contentHash(grid: (response.latitude, response.longitude, response.elevation))
+        let latest = try db.firstRow(
+            "SELECT id, content_hash, fetched_at, issued_at_source FROM forecast_runs WHERE location_id = ? AND model = ? ORDER BY fetched_at DESC, id DESC LIMIT 1",
+            [.integer(location.id), .text(forecast.model)]
+        ) { (id: $0.int64(0), hash: $0.int64(1), fetchedAt: $0.int64(2), source: $0.string(3)) }
+
+        let runID: Int64
+        let kind: StoreOutcome.Kind
+        if let latest, latest.hash == hash {
+            runID = latest.id
+            kind = .repeated
+            // An import of an older copy moves the run's first fetch (and a fallback issue time) back.
+            if fetch.fetchedAt < latest.fetchedAt {
+                try db.run(
+                    "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
+                    [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
+            }
+        } else {
+            let modelRun = fetch.issuedAt[forecast.model]
+            try db.run(
+                """
+                INSERT INTO forecast_runs (location_id, model, issued_at, issued_at_source, fetched_at,
+                    grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,
+                    first_valid_time, last_valid_time, hour_count, day_count)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
+                 .text(modelRun == nil ? "first_fetch" : "model_run"), .integer(fetch.fetchedAt),
+                 .real(response.latitude), .real(response.longitude), response.elevation.sqlValue,
+                 .integer(Int64(response.utcOffsetSeconds)), .text(response.timezone), .integer(hash),
+                 forecast.hourlyTimes.min().sqlValue, forecast.hourlyTimes.max().sqlValue,
+                 .integer(Int64(forecast.hourlyTimes.count)), .integer(Int64(forecast.dailyDates.count))])
+            runID = db.lastInsertRowID
+            kind = .stored
+            try insertRows(forecast, runID: runID)
+        }
+        try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
+        return StoreOutcome(kind: kind, model: forecast.model, runID: runID,
+                            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count)
+    }
+
+    func insertRows(_ forecast: ModelForecast, runID: Int64) throws {
+        if !forecast.hourlyTimes.isEmpty {
+            let insert = try db.cachedStatement(Self.hourlyInsertSQL)
+            let columns = forecast.hourly
+            var seen = Set<Int64>()
+            for (row, time) in forecast.hourlyTimes.enumerated() {
+                // A repeated hour (DST artefacts in hand-edited files) keeps its first value.
+                guard seen.insert(time).inserted else { continue }
+                insert.bind(runID, at: 1)
+                insert.bind(time, at: 2)
+                for (index, column) in columns.enumerated() {
+                    insert.bind(column?[row] ?? nil, at: Int32(index + 3))
+                }
+                try insert.runToCompletion()
+            }
+        }
+        if !forecast.dailyDates.isEmpty {
+            let insert = try db.cachedStatement(Self.dailyInsertSQL)
+            var seen = Set<String>()
+            for (row, date) in forecast.dailyDates.enumerated() {
+                guard seen.insert(date).inserted else { continue }
+                insert.bind(runID, at: 1)
+                try insert.bind(.text(date), at: 2)
+                for (index, column) in forecast.daily.enumerated() {
+                    let value = column?[row] ?? nil
+                    if Variables.daily[index].quantity == .instant, let value {
+                        insert.bind(Int64(value), at: Int32(index + 3))
+                    } else {
+                        insert.bind(value, at: Int32(index + 3))
+                    }
+                }
+                try insert.runToCompletion()
+            }
+        }
+    }
+
+    /// Inserts or replaces one observation; an older recording never overwrites a newer one.
+    public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64) throws {
+        let upsert = try db.cachedStatement(Self.observationUpsertSQL)
+        upsert.bind(locationID, at: 1)
+        try upsert.bind(.text(source), at: 2)
+        upsert.bind(time, at: 3)
+        for (index, value) in values.enumerated() { upsert.bind(value, at: Int32(index + 4)) }
+        upsert.bind(recordedAt, at: Int32(values.count + 4))
+        try upsert.runToCompletion()
+    }
+
+    /// Records one attempt in the fetch log.
+    public func logFetch(_ fetch: FetchRecord, locationID: Int64?, model: String?, outcome: String, runID: Int64?, error: String?) throws {
+        try db.run(
+            """
+            INSERT INTO fetch_log (attempted_at, location_id, model, origin, outcome, http_status, error, duration_ms, run_id, request)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.integer(fetch.fetchedAt), locationID.sqlValue, model.sqlValue, .text(fetch.origin.rawValue), .text(outcome),
+             fetch.httpStatus.sqlValue, error.sqlValue, fetch.durationMilliseconds.sqlValue, runID.sqlValue, fetch.request.sqlValue])
+    }
+
+    /// Records a failed attempt (its own small transaction, so it survives the failure it describes).
+    public func logFailure(_ fetch: FetchRecord, locationID: Int64?, model: String?, error: String) throws {
+        try db.transaction {
+            try logFetch(fetch, locationID: locationID, model: model, outcome: "failed", runID: nil, error: error)
+        }
+    }
+}
+
+extension Optional where Wrapped == Int64 {
+    var sqlValue: SQLValue { self.map { .integer($0) } ?? .null }
+}
+extension Optional where Wrapped == Int {
+    var sqlValue: SQLValue { self.map { .integer(Int64($0)) } ?? .null }
+}

@@ -1,0 +1,124 @@
+import WxCore
+import WxSQLite
+
+/// A saved place wxdb fetches forecasts for.
+public struct Location: Sendable, Equatable {
+    public var id: Int64
+    public var name: String
+    public var latitude: Double
+    public var longitude: Double
+    public var elevation: Double?
+    public var timezone: String
+    /// Open-Meteo model names; the first is the default.
+    public var models: [String]
+    public var createdAt: Int64
+
+    public var defaultModel: String { models.first ?? "best_match" }
+}
+
+/// Errors about locations, worded for the user.
+public enum LocationError: Error, CustomStringConvertible, Equatable {
+    case unknown(String)
+    case duplicate(String)
+    case invalidName(String)
+    case invalidCoordinate(String)
+
+    public var description: String {
+        switch self {
+        case .unknown(let name):
+            return "no location named \"\(name)\". See 'wxdb locations list', or add it with 'wxdb locations add'"
+        case .duplicate(let name):
+            return "a location named \"\(name)\" already exists. Pick another name, or remove it first"
+        case .invalidName(let why):
+            return "invalid location name: \(why)"
+        case .invalidCoordinate(let why):
+            return why
+        }
+    }
+}
+
+extension Store {
+    static let locationColumns = "id, name, latitude, longitude, elevation, timezone, models, created_at"
+
+    static func location(_ row: Row) -> Location {
+        Location(id: row.int64(0), name: row.string(1), latitude: row.double(2), longitude: row.double(3),
+                 elevation: row.optionalDouble(4), timezone: row.string(5),
+                 models: row.string(6).split(separator: ",").map(String.init), createdAt: row.int64(7))
+    }
+
+    /// Saves a new location.
+    @discardableResult
+    public func addLocation(name: String, latitude: Double, longitude: Double, elevation: Double?,
+                            timezone: String, models: [String], now: Int64) throws -> Location {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw LocationError.invalidName("it is empty") }
+        guard (-90...90).contains(latitude) else {
+            throw LocationError.invalidCoordinate("latitude \(latitude) is outside -90...90")
+        }
+        guard (-180...180).contains(longitude) else {
+            throw LocationError.invalidCoordinate("longitude \(longitude) is outside -180...180")
+        }
+        let modelList = models.isEmpty ? ["best_match"] : models
+        return try db.transaction {
+            if try location(named: name) != nil { throw LocationError.duplicate(name) }
+            try db.run(
+                "INSERT INTO locations (name, latitude, longitude, elevation, timezone, models, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [.text(name), .real(latitude), .real(longitude), elevation.sqlValue, .text(timezone),
+                 .text(modelList.joined(separator: ",")), .integer(now)])
+            return Location(id: db.lastInsertRowID, name: name, latitude: latitude, longitude: longitude,
+                            elevation: elevation, timezone: timezone, models: modelList, createdAt: now)
+        }
+    }
+
+    /// The location with exactly this name, if any.
+    public func location(named name: String) throws -> Location? {
+        try db.firstRow("SELECT \(Self.locationColumns) FROM locations WHERE name = ?", [.text(name)], Self.location)
+    }
+
+    /// The location with this name, or an error that says how to find the right one.
+    public func requireLocation(named name: String) throws -> Location {
+        guard let location = try location(named: name) else { throw LocationError.unknown(name) }
+        return location
+    }
+
+    /// Every saved location, by name.
+    public func locations() throws -> [Location] {
+        try db.rows("SELECT \(Self.locationColumns) FROM locations ORDER BY name", [], Self.location)
+    }
+
+    /// Removes a location. Without `purge`, a location that has stored forecasts or observations is
+    /// kept and an error says so, because removing it deletes its history.
+    public func removeLocation(named name: String, purge: Bool) throws -> (runs: Int, observations: Int) {
+        try db.transaction {
+            let location = try requireLocation(named: name)
+            let runs = Int(try db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = ?", [.integer(location.id)]) ?? 0)
+            let observations = Int(try db.scalarInt("SELECT count(*) FROM observations WHERE location_id = ?", [.integer(location.id)]) ?? 0)
+            if (runs > 0 || observations > 0) && !purge {
+                throw StoreError.wouldDeleteHistory(name: name, runs: runs, observations: observations)
+            }
+            try db.run("DELETE FROM locations WHERE id = ?", [.integer(location.id)])
+            return (runs, observations)
+        }
+    }
+}
+
+/// Store errors a user can act on.
+public enum StoreError: Error, CustomStringConvertible {
+    case wouldDeleteHistory(name: String, runs: Int, observations: Int)
+
+    public var description: String {
+        switch self {
+        case .wouldDeleteHistory(let name, let runs, let observations):
+            return "\"\(name)\" has \(runs) forecast runs and \(observations) observations stored; add --purge to delete them with the location"
+        }
+    }
+}
+
+extension Store {
+    /// A location added with time zone `auto` takes the zone Open-Meteo resolved for it.
+    public func adoptTimezoneIfAuto(_ location: Location, from response: ForecastResponse) throws {
+        guard location.timezone == "auto", !response.timezone.isEmpty else { return }
+        try db.run("UPDATE locations SET timezone = ? WHERE id = ? AND timezone = 'auto'",
+                   [.text(response.timezone), .integer(location.id)])
+    }
+}
