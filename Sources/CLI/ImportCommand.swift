@@ -40,8 +40,7 @@ enum ImportCommand {
         }
         let outcomes = try store.db.transaction {
             try decoded.flatMap { item in
-                try store.adoptTimezoneIfAuto(location, from: item.response)
-                return try store.storeInTransaction(item.response, for: location,
+                try store.storeInTransaction(item.response, for: location,
                                                     fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: item.path))
             }
         }

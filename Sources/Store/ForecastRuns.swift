@@ -65,6 +65,7 @@ extension Store {
 
     /// Like `store`, for a caller that already holds a transaction (several responses at once).
     public func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+        try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
         for forecast in response.models {
             outcomes.append(try storeRun(forecast, response: response, location: location, fetch: fetch))

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import WxCLI
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let fixturesPath = packageRoot.appendingPathComponent("Fixtures").path
+
+/// What one in-process `wxdb` run printed and returned.
+struct RunResult {
+    var code: Int32
+    var stdout: String
+    var stderr: [String]
+    var stderrText: String { stderr.joined(separator: "\n") }
+}
+
+/// A scratch folder with its own database, and a way to run `wxdb` against it in-process.
+final class Sandbox {
+    let folder: URL
+    var db: String { folder.appendingPathComponent("wxdb.sqlite").path }
+    var environment: [String: String]
+    var now = Date(timeIntervalSince1970: 1_785_000_000)
+
+    init() {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-cli-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        environment = ["HOME": folder.path, "WXDB_DB": folder.appendingPathComponent("wxdb.sqlite").path]
+    }
+
+    @discardableResult
+    func run(_ arguments: String...) async -> RunResult { await run(arguments) }
+
+    func run(_ arguments: [String]) async -> RunResult {
+        let outPath = folder.appendingPathComponent("stdout-\(UUID().uuidString)").path
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        let fd = open(outPath, O_WRONLY | O_TRUNC)
+        let fixedNow = now
+        let context = Context(environment: environment, stdoutFD: fd, stdoutIsTerminal: false, stderrIsTerminal: false, now: { fixedNow })
+        context.captureStderr = true
+        let code = await WXDB.main(arguments, context: context)
+        close(fd)
+        let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        return RunResult(code: code, stdout: stdout, stderr: context.capturedStderr)
+    }
+
+    func fixture(_ name: String) -> String { fixturesPath + "/" + name }
+}

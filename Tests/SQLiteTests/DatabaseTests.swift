@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import WxSQLite
+
+func temporaryPath(_ name: String = "test.sqlite") -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-tests-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder.appendingPathComponent(name).path
+}
+
+@Suite("SQLite layer")
+struct DatabaseTests {
+    @Test("a new connection is in WAL mode with foreign keys on and synchronous NORMAL")
+    func configuration() throws {
+        let db = try Database(path: temporaryPath())
+        #expect(try db.scalarText("PRAGMA journal_mode") == "wal")
+        #expect(try db.scalarInt("PRAGMA foreign_keys") == 1)
+        #expect(try db.scalarInt("PRAGMA synchronous") == 1)
+        #expect(try db.scalarInt("PRAGMA busy_timeout") == 5000)
+    }
+
+    @Test("errors carry the extended code, SQLite's message and the SQL")
+    func typedErrors() throws {
+        let db = try Database(path: temporaryPath())
+        try db.execute("CREATE TABLE t (x INTEGER NOT NULL UNIQUE) STRICT")
+        try db.run("INSERT INTO t (x) VALUES (?)", [.integer(1)])
+        do {
+            try db.run("INSERT INTO t (x) VALUES (?)", [.integer(1)])
+            Issue.record("duplicate accepted")
+        } catch let error as SQLiteError {
+            #expect(error.extendedCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
+            #expect(error.code == 19)
+            #expect(error.message.contains("UNIQUE constraint failed"))
+            #expect(error.sql == "INSERT INTO t (x) VALUES (?)")
+        }
+    }
+
+    @Test("STRICT tables refuse a value of the wrong type")
+    func strict() throws {
+        let db = try Database(path: temporaryPath())
+        try db.execute("CREATE TABLE t (x REAL) STRICT")
+        #expect(throws: SQLiteError.self) { try db.run("INSERT INTO t VALUES (?)", [.text("wet")]) }
+    }
+
+    @Test("a failing transaction rolls back everything and rethrows the first error")
+    func rollback() throws {
+        struct Boom: Error {}
+        let db = try Database(path: temporaryPath())
+        try db.execute("CREATE TABLE t (x INTEGER) STRICT")
+        #expect(throws: Boom.self) {
+            try db.transaction {
+                try db.run("INSERT INTO t VALUES (?)", [.integer(1)])
+                throw Boom()
+            }
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
+        #expect(!db.isInTransaction)
+    }
+
+    @Test("nested transactions use savepoints")
+    func nested() throws {
+        struct Boom: Error {}
+        let db = try Database(path: temporaryPath())
+        try db.execute("CREATE TABLE t (x INTEGER) STRICT")
+        try db.transaction {
+            try db.run("INSERT INTO t VALUES (1)")
+            try? db.transaction {
+                try db.run("INSERT INTO t VALUES (2)")
+                throw Boom()
+            }
+        }
+        #expect(try db.rows("SELECT x FROM t") { $0.int(0) } == [1])
+    }
+
+    @Test("cached statements are reused")
+    func cache() throws {
+        let db = try Database(path: temporaryPath())
+        let a = try db.cachedStatement("SELECT 1")
+        let b = try db.cachedStatement("SELECT 1")
+        #expect(a === b)
+    }
+
+    @Test("a second writer waits on the busy timeout instead of failing at once")
+    func busyTimeout() throws {
+        let path = temporaryPath()
+        let a = try Database(path: path)
+        try a.execute("CREATE TABLE t (x INTEGER) STRICT")
+        var options = Database.Options()
+        options.busyTimeoutMilliseconds = 200
+        let b = try Database(path: path, options: options)
+        try a.execute("BEGIN IMMEDIATE")
+        let start = Date()
+        do {
+            try b.transaction { try b.run("INSERT INTO t VALUES (1)") }
+            Issue.record("second writer got the lock")
+        } catch let error as SQLiteError {
+            #expect(error.isBusy)
+            #expect(Date().timeIntervalSince(start) >= 0.15)
+        }
+        try a.execute("ROLLBACK")
+    }
+}
+
+@Suite("Migrator")
+struct MigratorTests {
+    let one = Migration(name: "0001_a", sql: "CREATE TABLE a (x INTEGER) STRICT;")
+    let two = Migration(name: "0002_b", sql: "CREATE TABLE b (x INTEGER) STRICT;")
+
+    @Test("applies pending migrations once, in order")
+    func applies() throws {
+        let db = try Database(path: temporaryPath())
+        #expect(try Migrator(migrations: [one]).migrate(db, now: 1) == ["0001_a"])
+        #expect(try Migrator(migrations: [one, two]).migrate(db, now: 2) == ["0002_b"])
+        #expect(try Migrator(migrations: [one, two]).migrate(db, now: 3) == [])
+    }
+
+    @Test("a database from a newer build is refused, naming the migration")
+    func newer() throws {
+        let db = try Database(path: temporaryPath())
+        try Migrator(migrations: [one, two]).migrate(db, now: 1)
+        #expect(throws: MigrationError.unknownMigration(name: "0002_b", path: db.path)) {
+            try Migrator(migrations: [one]).migrate(db, now: 2)
+        }
+    }
+
+    @Test("an edited migration is refused")
+    func edited() throws {
+        let db = try Database(path: temporaryPath())
+        try Migrator(migrations: [one]).migrate(db, now: 1)
+        let edited = Migration(name: "0001_a", sql: "CREATE TABLE a (x TEXT) STRICT;")
+        #expect(throws: MigrationError.checksumMismatch(name: "0001_a", path: db.path)) {
+            try Migrator(migrations: [edited]).migrate(db, now: 2)
+        }
+    }
+
+    @Test("a failing migration leaves nothing behind")
+    func failing() throws {
+        let db = try Database(path: temporaryPath())
+        let bad = Migration(name: "0001_bad", sql: "CREATE TABLE ok (x INTEGER) STRICT; CREATE TABLE broken (;")
+        #expect(throws: SQLiteError.self) { try Migrator(migrations: [bad]).migrate(db, now: 1) }
+        #expect(try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'ok'") == 0)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import WxCore
+@testable import WxSQLite
+@testable import WxStore
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+func temporaryDatabase() -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-store-\(UUID().uuidString)")
+    return folder.appendingPathComponent("wxdb.sqlite").path
+}
+
+func fixtureBytes(_ name: String) throws -> Data {
+    try Data(contentsOf: packageRoot.appendingPathComponent("Fixtures").appendingPathComponent(name))
+}
+
+/// Row counts of every wxdb table, to show a refused input changed nothing.
+func tableCounts(_ store: Store) throws -> [String: Int64] {
+    var counts: [String: Int64] = [:]
+    for table in ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations"] {
+        counts[table] = try store.db.scalarInt("SELECT count(*) FROM \(table)")
+    }
+    return counts
+}
+
+func expectClean(_ store: Store) throws {
+    #expect(try store.db.scalarText("PRAGMA integrity_check") == "ok")
+    #expect(try store.db.rows("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
+}
+
+@Suite("Store")
+struct StoreTests {
+    @Test("the embedded migrations are the files in Migrations/")
+    func embeddedMigrationsMatchFiles() throws {
+        let folder = packageRoot.appendingPathComponent("Migrations")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(files.map { String($0.dropLast(4)) } == Schema.migrations.map(\.name),
+                "run Scripts/embed-migrations after adding a migration")
+        for (file, migration) in zip(files, Schema.migrations) {
+            var text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            if text.hasSuffix("\n") { text.removeLast() }
+            #expect(text == migration.sql, "\(file) differs from its embedded copy: run Scripts/embed-migrations")
+        }
+    }
+
+    @Test("a database recording an unknown migration is refused by name and left byte-for-byte")
+    func refusesNewerDatabase() throws {
+        let path = temporaryDatabase()
+        do {
+            let store = try Store.open(path: path)
+            try store.db.run("INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('0999_from_the_future', 'x', 0)")
+            try store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect {
+            _ = try Store.open(path: path)
+        } throws: { error in
+            "\(error)".contains("0999_from_the_future") && "\(error)".contains("newer wxdb")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("a file that is not a database is refused and left as it was")
+    func refusesNonDatabase() throws {
+        let path = temporaryDatabase()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let junk = Data("this is not a database, it is a shopping list\n".utf8) + Data(repeating: 7, count: 5000)
+        try junk.write(to: URL(fileURLWithPath: path))
+        #expect { _ = try Store.open(path: path) } throws: { "\($0)".contains("not a wxdb database") }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == junk)
+    }
+
+    static let importable: [(String, Int, Int)] = [
+        ("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json", 192, 8),
+        ("forecast-current-hourly-daily-iso8601-copenhagen.json", 168, 7),
+        ("forecast-current-daily-icon_seamless-trailing-nulls-maryland.json", 0, 8),
+        ("forecast-current-daily-fahrenheit-denver-2023.json", 0, 7),
+        ("forecast-daily-all-null-ocean-point-past-dates.json", 0, 11),
+        ("forecast-hourly-halfhour-offset-adelaide.json", 72, 0),
+        ("historical-forecast-hourly-daily-enschede-jan2024-TRIMMED.json", 3, 2),
+        ("previous-runs-current-hourly-enschede-TRIMMED.json", -1, 0),
+    ]
+
+    @Test("fixtures import with row counts equal to the array lengths", arguments: importable)
+    func importsFixture(_ name: String, _ hours: Int, _ days: Int) throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(try fixtureBytes(name), defaultModel: location.defaultModel)
+        let outcomes = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_700_000_000, origin: .import))
+        #expect(outcomes.map(\.kind) == [.stored])
+        let expectedHours = hours >= 0 ? hours : response.models[0].hourlyTimes.count
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == Int64(expectedHours))
+        #expect(try store.db.scalarInt("SELECT count(*) FROM daily_forecasts") == Int64(days))
+        try expectClean(store)
+    }
+
+    @Test("Toronto 2026-03-08T02:00 (EST, fixed offset) is stored as 07:00Z, and nulls stay NULL")
+    func torontoInstants() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Toronto", latitude: 43.7, longitude: -79.4, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(
+            try fixtureBytes("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"), defaultModel: "best_match")
+        _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_772_744_400, origin: .import))
+        let utc0700 = Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts WHERE valid_time = ?", [.integer(utc0700)]) == 1)
+        // Columns the response lacks are NULL, never zero.
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts WHERE pressure_msl IS NOT NULL") == 0)
+        // Sunrise is an instant.
+        let sunrise = try #require(try store.db.scalarInt("SELECT sunrise FROM daily_forecasts ORDER BY date LIMIT 1"))
+        #expect(sunrise > 1_772_000_000 && sunrise < 1_773_000_000)
+        #expect(try store.db.scalarText("SELECT timezone FROM locations") == "America/Toronto")
+    }
+
+    @Test("the multi-model Berlin sample gives one run per model")
+    func multiModelRuns() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: nil, timezone: "GMT", models: ["best_match", "gfs_seamless"], now: 0)
+        let response = try ForecastDecoder.decodeSingle(
+            try fixtureBytes("forecast-multi-model-best_match-gfs_seamless-current-minutely15-hourly-daily-berlin.json"), defaultModel: "best_match")
+        _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_699_872_823, origin: .import))
+        #expect(try store.db.rows("SELECT model FROM forecast_runs ORDER BY model") { $0.string(0) } == ["best_match", "gfs_seamless"])
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 2 * 168)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM observations WHERE source = 'current'") == 1)
+    }
+
+    @Test("the same content twice is one run and two fetch-log entries")
+    func repeatedContent() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        let first = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
+        let second = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_103_600, origin: .import))
+        #expect(first.map(\.kind) == [.stored])
+        #expect(second.map(\.kind) == [.repeated])
+        #expect(first[0].runID == second[0].runID)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM fetch_log") == 2)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 168)
+        try expectClean(store)
+    }
+
+    @Test("a failure in the middle of storing leaves every table as it was")
+    func atomicStore() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "X", latitude: 1, longitude: 2, elevation: nil, timezone: "GMT", models: [], now: 0)
+        let before = try tableCounts(store)
+        var response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        // A second "model" for a location id that does not exist makes the run insert fail after the first run's rows went in.
+        response.models.append(response.models[0])
+        response.models[1].model = "other"
+        var ghost = location
+        ghost.id = 999
+        #expect(throws: SQLiteError.self) {
+            try store.db.transaction {
+                _ = try store.storeInTransaction(response, for: location, fetch: FetchRecord(fetchedAt: 1, origin: .import))
+                _ = try store.storeInTransaction(response, for: ghost, fetch: FetchRecord(fetchedAt: 1, origin: .import))
+            }
+        }
+        #expect(try tableCounts(store) == before)
+    }
+}
