@@ -178,7 +178,7 @@ public final class CSVWriter {
     private let capacity: Int
     private var count = 0
     private var cellsInRow = 0
-    private var bytesInRow = 0
+    private var bytesInCell = 0  // lets endRow() tell a lone empty cell from a blank line
 
     /// Creates a writer on an open descriptor, e.g. `STDOUT_FILENO` or the result of `open(2)`.
     /// - Parameter bufferCapacity: bytes held before a `write(2)`; 64 KiB by default.
@@ -269,14 +269,14 @@ public final class CSVWriter {
     /// Ends the current row with CRLF.
     public func endRow() {
         // A row made of one empty cell would be a blank line, which readers skip; write `""` as Python does.
-        if cellsInRow == 1 && bytesInRow == 0 {
+        if cellsInRow == 1 && bytesInCell == 0 {
             put(.quote)
             put(.quote)
         }
         put(.cr)
         put(.lf)
         cellsInRow = 0
-        bytesInRow = 0
+        bytesInCell = 0
     }
 
     /// Writes out everything buffered and throws the first write error, if any has happened.
@@ -291,7 +291,7 @@ public final class CSVWriter {
     private func beginCell() {
         if cellsInRow > 0 { put(.comma) }
         cellsInRow += 1
-        bytesInRow = 0
+        bytesInCell = 0
     }
 
     @inline(__always)
@@ -299,13 +299,13 @@ public final class CSVWriter {
         if count == capacity { drain() }
         buffer[count] = byte
         count += 1
-        bytesInRow += 1
+        bytesInCell += 1
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer) {
         guard var source = bytes.baseAddress else { return }
         var remaining = bytes.count
-        bytesInRow += remaining
+        bytesInCell += remaining
         while remaining > 0 {
             if count == capacity { drain() }
             let chunk = min(remaining, capacity - count)
@@ -332,11 +332,11 @@ public final class CSVWriter {
         }
         guard let e = utf8.firstIndex(of: UInt8(ascii: "e")) else {
             // Positional already; only integral values of 1e15 and more end in ".0".
-            var end = utf8.endIndex
-            if utf8.count >= 2, utf8.suffix(2).elementsEqual([UInt8(ascii: "."), UInt8(ascii: "0")]) {
-                end = utf8.index(end, offsetBy: -2)
+            var body = utf8
+            if body.last == UInt8(ascii: "0"), body.dropLast().last == UInt8(ascii: ".") {
+                body = body.dropLast(2)
             }
-            for byte in utf8[..<end] { put(byte) }
+            for byte in body { put(byte) }
             return
         }
         // Rare path (|x| < 1e-4 or >= 2^53): digits d1.d2d3... times 10^exponent.
