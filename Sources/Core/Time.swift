@@ -2,28 +2,14 @@
 /// Open-Meteo applies one fixed UTC offset per response, so that is all wxdb needs to turn its
 /// labels into instants.
 public enum CivilTime {
-    /// Days since 1970-01-01 of a civil date (Howard Hinnant's `days_from_civil`).
+    /// Days since 1970-01-01 of a civil date.
     public static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
+        Int(UTCTime.days(fromCivil: year, month: month, day: day))
     }
 
     /// The civil date of a day count since 1970-01-01.
     public static func date(days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (month <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, month, day)
+        UTCTime.civil(fromDays: Int64(days))
     }
 
     static func daysInMonth(year: Int, month: Int) -> Int {
@@ -41,11 +27,7 @@ public enum CivilTime {
     }
 
     /// ISO 8601 UTC with `Z`: `2026-11-30T12:00:00Z`.
-    public static func isoUTC(_ seconds: Int64) -> String {
-        let days = floorDiv(seconds, 86400)
-        let rest = Int(seconds - days * 86400)
-        return dateString(unix: seconds) + "T" + pad(rest / 3600, 2) + ":" + pad(rest % 3600 / 60, 2) + ":" + pad(rest % 60, 2) + "Z"
-    }
+    public static func isoUTC(_ seconds: Int64) -> String { UTCTime.format(seconds) }
 
     /// Local wall time `YYYY-MM-DD HH:MM` for an instant under a fixed offset.
     public static func localString(_ seconds: Int64, offset: Int) -> String {

@@ -118,5 +118,67 @@ CREATE TABLE observations (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX observations_by_location_time ON observations(location_id, time);
 """#),
+        Migration(name: "0002_pair_views", sql: #"""
+-- Views for the joins wxdb's queries use, so sqlite3 and Datasette users get the same answers.
+
+-- Every stored forecast hour with its run, location and lead time (negative leads included).
+CREATE VIEW hourly_forecasts_with_lead AS
+SELECT
+    l.name AS location,
+    r.location_id,
+    r.model,
+    r.id AS run_id,
+    r.issued_at,
+    r.fetched_at,
+    h.valid_time,
+    (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
+    h.temperature_2m, h.relative_humidity_2m, h.dew_point_2m, h.apparent_temperature, h.precipitation_probability, h.precipitation, h.weather_code, h.cloud_cover, h.pressure_msl, h.wind_speed_10m, h.wind_direction_10m, h.wind_gusts_10m
+FROM hourly_forecasts h
+JOIN forecast_runs r ON r.id = h.run_id
+JOIN locations l ON l.id = r.location_id;
+
+-- Forecast/observation pairs: each run's forecast beside the observation at exactly its
+-- valid_time, one row per (run, valid hour, observation source). Only forecasts (lead >= 0).
+-- Filter on source (and on non-NULL forecast_X / observed_X) for one variable's pairs.
+CREATE VIEW forecast_observation_pairs AS
+SELECT
+    l.name AS location,
+    r.location_id,
+    r.model,
+    r.id AS run_id,
+    r.issued_at,
+    h.valid_time,
+    (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
+    o.source,
+    h.temperature_2m AS forecast_temperature_2m,
+    o.temperature_2m AS observed_temperature_2m,
+    h.relative_humidity_2m AS forecast_relative_humidity_2m,
+    o.relative_humidity_2m AS observed_relative_humidity_2m,
+    h.dew_point_2m AS forecast_dew_point_2m,
+    o.dew_point_2m AS observed_dew_point_2m,
+    h.apparent_temperature AS forecast_apparent_temperature,
+    o.apparent_temperature AS observed_apparent_temperature,
+    h.precipitation_probability AS forecast_precipitation_probability,
+    o.precipitation_probability AS observed_precipitation_probability,
+    h.precipitation AS forecast_precipitation,
+    o.precipitation AS observed_precipitation,
+    h.weather_code AS forecast_weather_code,
+    o.weather_code AS observed_weather_code,
+    h.cloud_cover AS forecast_cloud_cover,
+    o.cloud_cover AS observed_cloud_cover,
+    h.pressure_msl AS forecast_pressure_msl,
+    o.pressure_msl AS observed_pressure_msl,
+    h.wind_speed_10m AS forecast_wind_speed_10m,
+    o.wind_speed_10m AS observed_wind_speed_10m,
+    h.wind_direction_10m AS forecast_wind_direction_10m,
+    o.wind_direction_10m AS observed_wind_direction_10m,
+    h.wind_gusts_10m AS forecast_wind_gusts_10m,
+    o.wind_gusts_10m AS observed_wind_gusts_10m
+FROM hourly_forecasts h
+JOIN forecast_runs r ON r.id = h.run_id
+JOIN locations l ON l.id = r.location_id
+JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
+WHERE h.valid_time >= r.issued_at;
+"""#),
     ]
 }
