@@ -51,6 +51,9 @@ public enum WXDB {
             context.err("Usage: \(Help.usage(usageCommand, path: usagePath))")
             context.err("  See '\(usagePath.joined(separator: " ")) --help' for more information.")
             return 64
+        } catch let error as CSVWriteError where error.code == EPIPE {
+            // The reader went away (`wxdb export ... | head`): not a failure of ours.
+            return 0
         } catch {
             context.flush()
             context.err("Error: \(message(for: error))")

@@ -261,6 +261,13 @@ public final class CSVWriter {
         UTCTime.writeISO(unixSeconds) { put($0) }
     }
 
+    /// Writes text as it is, outside the cell structure (for line-based formats such as verif's
+    /// that share the writer's buffering). Call between rows only.
+    public func raw(_ text: String) {
+        var text = text
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
     /// Writes an empty cell (a missing value).
     public func empty() {
         beginCell()
