@@ -1,1 +1,514 @@
-// The local replay server used by tests and the offline demo lives here.
+// The local replay server used by tests and the offline demo. It speaks just enough HTTP/1.1
+// (one request per connection, `Connection: close`) to stand in for the Open-Meteo hosts, and
+// can inject the failures a real network produces so the fetcher's retry logic is exercised
+// against real sockets rather than mocks.
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP/1.1 server on 127.0.0.1 that imitates the Open-Meteo forecast, archive, geocoding and
+/// meta.json endpoints and injects faults on demand.
+///
+/// All mutable state sits behind one lock, so the class is safe to use from tests while its
+/// connection threads run; that is what `@unchecked Sendable` promises here.
+public final class ReplayServer: @unchecked Sendable {
+    /// A failure to inject. Faults are queued per path prefix and each one is consumed by the
+    /// next matching request, before normal serving.
+    public enum Fault: Sendable, Equatable {
+        /// Answer with this status and an Open-Meteo error body (`reason` or a default text).
+        case status(Int, reason: String?)
+        /// Wait, then serve normally (for client timeouts).
+        case delay(seconds: Double)
+        /// Announce the full Content-Length but send only half the body, then close.
+        case truncatedBody
+        /// Close with SO_LINGER 0 (TCP RST) right after reading the request.
+        case reset
+        /// 429 with the Open-Meteo minutely-limit reason.
+        case rateLimit
+        /// 302 with this Location.
+        case redirect(to: String)
+        /// 200 with `text/html` and an HTML body (captive portal, misconfigured proxy).
+        case wrongContentType
+        /// Send the real body at this rate.
+        case trickle(bytesPerSecond: Int)
+        /// 200 with Content-Length 0 (observed for `latitude=&longitude=`).
+        case emptyBody
+        /// 200 JSON with "Unexpected error while streaming data: x" appended, as Open-Meteo does
+        /// when an error happens after streaming began.
+        case notJSON
+    }
+
+    /// The reason texts the real server uses (reference §5.2).
+    public static let minutelyLimitReason = "Minutely API request limit exceeded. Please try again in one minute."
+
+    private let fixtures: URL
+    private let lock = NSLock()
+    private var listenFD: Int32 = -1
+    private var boundPort = 0
+    private var acceptDone: DispatchSemaphore?
+
+    // Guarded by `lock`.
+    private var faults: [String: [Fault]] = [:]
+    private var log: [String] = []
+    private var forecasts: [(lat: Double, lon: Double, body: Data)] = []
+    private var geocoding: [String: Data] = [:]
+    private var metas: [String: Int] = [:]
+    private var _runInterval = 3 * 3600
+    private var _now: @Sendable () -> Date = { Date() }
+
+    /// Creates a server that reads default bodies (geocoding "hollywood") from `fixtures`.
+    public init(fixtures: URL) {
+        self.fixtures = fixtures
+    }
+
+    deinit { stop() }
+
+    // MARK: Configuration
+
+    /// Seconds per synthetic model run; the run number is `floor(now / runIntervalSeconds)`.
+    public var runIntervalSeconds: Int {
+        get { lock.withLock { _runInterval } }
+        set { lock.withLock { _runInterval = max(1, newValue) } }
+    }
+
+    /// The clock used for "today", `current` and the run number. Inject a fixed date in tests.
+    public var now: @Sendable () -> Date {
+        get { lock.withLock { _now } }
+        set { lock.withLock { _now = newValue } }
+    }
+
+    /// The synthetic model run number at the current clock.
+    public var currentRun: Int {
+        let (clock, interval) = lock.withLock { (_now, _runInterval) }
+        return Int((clock().timeIntervalSince1970 / Double(interval)).rounded(.down))
+    }
+
+    /// The bound port (0 before `start()`).
+    public var port: Int { lock.withLock { boundPort } }
+
+    /// "http://127.0.0.1:PORT".
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Serves `body` for forecast requests within 0.01° of this coordinate instead of synthesizing.
+    public func registerForecast(latitude: Double, longitude: Double, body: Data) {
+        lock.withLock { forecasts.append((latitude, longitude, body)) }
+    }
+
+    /// Serves `body` for `/v1/search?name=` (matched case-insensitively).
+    public func registerGeocoding(name: String, body: Data) {
+        lock.withLock { geocoding[name.lowercased()] = body }
+    }
+
+    /// Makes `/data/<model>/static/meta.json` answer with this initialisation time.
+    public func registerMeta(model: String, lastRunInitialisationTime: Int) {
+        lock.withLock { metas[model] = lastRunInitialisationTime }
+    }
+
+    // MARK: Faults and log
+
+    /// Queues one fault for the next request whose path starts with `path`.
+    public func enqueue(_ fault: Fault, path: String = "/v1/forecast") {
+        enqueue(fault, times: 1, path: path)
+    }
+
+    /// Queues the same fault `times` times.
+    public func enqueue(_ fault: Fault, times: Int, path: String = "/v1/forecast") {
+        guard times > 0 else { return }
+        lock.withLock { faults[path, default: []].append(contentsOf: Array(repeating: fault, count: times)) }
+    }
+
+    /// Every non-control request target (path and query) in arrival order.
+    public var requests: [String] { lock.withLock { log } }
+
+    /// Clears the request log.
+    public func resetLog() { lock.withLock { log.removeAll() } }
+
+    /// Clears faults and the request log.
+    public func resetFaults() { lock.withLock { faults.removeAll(); log.removeAll() } }
+
+    /// Takes the next fault for `path`. The longest matching prefix wins so a specific queue
+    /// ("/v1/forecast") is not starved by a catch-all ("/").
+    private func nextFault(for path: String) -> Fault? {
+        lock.withLock {
+            let keys = faults.keys.filter { path.hasPrefix($0) && !(faults[$0]?.isEmpty ?? true) }
+            guard let key = keys.max(by: { $0.count < $1.count }) else { return nil }
+            return faults[key]!.removeFirst()
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Binds 127.0.0.1 (`port` 0 = any free port) and starts accepting on a background thread.
+    public func start(port requested: Int = 0) throws {
+        let (fd, port) = try Socket.listenLoopback(port: requested)
+        let done = DispatchSemaphore(value: 0)
+        lock.withLock {
+            listenFD = fd
+            boundPort = port
+            acceptDone = done
+        }
+        let thread = Thread { [weak self] in
+            // A thread per connection: the suite's concurrency is tiny, and a blocked fault
+            // (delay, trickle) must not hold up other requests.
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    break  // shutdown() by stop(), or the fd is gone
+                }
+                guard let server = self else { close(client); break }
+                Socket.configureAccepted(client)
+                let worker = Thread { server.handle(client) }
+                worker.stackSize = 1 << 20
+                worker.start()
+            }
+            close(fd)
+            done.signal()
+        }
+        thread.name = "ReplayServer.accept"
+        thread.start()
+    }
+
+    /// Stops accepting. Connections already being served finish on their own.
+    public func stop() {
+        let (fd, done) = lock.withLock { () -> (Int32, DispatchSemaphore?) in
+            let r = (listenFD, acceptDone)
+            listenFD = -1
+            acceptDone = nil
+            return r
+        }
+        guard fd >= 0 else { return }
+        // shutdown() wakes the thread blocked in accept(); that thread closes the fd, so the fd
+        // number cannot be reused under it.
+        shutdown(fd, Int32(SHUT_RDWR))
+        _ = done?.wait(timeout: .now() + 2)
+    }
+
+    // MARK: Connection handling
+
+    private struct Response {
+        var status: Int
+        var contentType = "application/json; charset=utf-8"
+        var body: Data
+        var headers: [(String, String)] = []
+    }
+
+    private func handle(_ fd: Int32) {
+        guard let head = Socket.readRequestHead(fd) else { close(fd); return }
+        let requestLine = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
+        let parts = requestLine.split(separator: " ")
+        guard parts.count >= 2 else {
+            write(fd, Response(status: 400, body: Self.errorBody("Malformed request line")))
+            close(fd)
+            return
+        }
+        let method = String(parts[0])
+        let target = String(parts[1])
+        let path = String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+
+        if path.hasPrefix("/_control/") {
+            write(fd, control(path: path, target: target))
+            close(fd)
+            return
+        }
+        lock.withLock { log.append(target) }
+
+        guard method == "GET" || method == "HEAD" else {
+            write(fd, Response(status: 405, body: Self.errorBody("Method not allowed")))
+            close(fd)
+            return
+        }
+
+        switch nextFault(for: path) {
+        case nil:
+            write(fd, route(path: path, target: target))
+        case .status(let code, let reason)?:
+            write(fd, Response(status: code, body: Self.errorBody(reason ?? Self.defaultReason(code))))
+        case .delay(let seconds)?:
+            Thread.sleep(forTimeInterval: seconds)
+            write(fd, route(path: path, target: target))
+        case .truncatedBody?:
+            let r = route(path: path, target: target)
+            Socket.sendAll(fd, header(r, contentLength: r.body.count))
+            Socket.sendAll(fd, r.body.prefix(r.body.count / 2))
+        case .reset?:
+            Socket.resetAndClose(fd)
+            return
+        case .rateLimit?:
+            write(fd, Response(status: 429, body: Self.errorBody(Self.minutelyLimitReason)))
+        case .redirect(let location)?:
+            write(fd, Response(status: 302, body: Data(), headers: [("Location", location)]))
+        case .wrongContentType?:
+            let html = "<!DOCTYPE html><html><head><title>Login required</title></head><body><h1>Please sign in to use this network</h1></body></html>"
+            write(fd, Response(status: 200, contentType: "text/html; charset=utf-8", body: Data(html.utf8)))
+        case .trickle(let bps)?:
+            let r = route(path: path, target: target)
+            guard Socket.sendAll(fd, header(r, contentLength: r.body.count)) else { break }
+            // Ten slices per second keeps the rate smooth without a syscall per byte.
+            let slice = max(1, bps / 10)
+            var offset = 0
+            while offset < r.body.count {
+                let end = min(r.body.count, offset + slice)
+                guard Socket.sendAll(fd, r.body.subdata(in: offset..<end)) else { break }
+                let sent = end - offset
+                offset = end
+                if offset < r.body.count { Thread.sleep(forTimeInterval: Double(sent) / Double(bps)) }
+            }
+        case .emptyBody?:
+            write(fd, Response(status: 200, body: Data()))
+        case .notJSON?:
+            var r = route(path: path, target: target)
+            r.body.append(Data("Unexpected error while streaming data: x".utf8))
+            write(fd, r)
+        }
+        // Orderly close: FIN after the last byte, so the client sees the whole response.
+        shutdown(fd, Int32(SHUT_WR))
+        close(fd)
+    }
+
+    private func header(_ r: Response, contentLength: Int) -> Data {
+        var h = "HTTP/1.1 \(r.status) \(Self.statusText(r.status))\r\n"
+        h += "Content-Type: \(r.contentType)\r\n"
+        h += "Content-Length: \(contentLength)\r\n"
+        for (k, v) in r.headers { h += "\(k): \(v)\r\n" }
+        h += "Connection: close\r\n\r\n"
+        return Data(h.utf8)
+    }
+
+    private func write(_ fd: Int32, _ r: Response) {
+        var all = header(r, contentLength: r.body.count)
+        all.append(r.body)
+        Socket.sendAll(fd, all)
+    }
+
+    static func errorBody(_ reason: String) -> Data {
+        Data("{\"error\":true,\"reason\":\(JSONText.quote(reason))}".utf8)
+    }
+
+    private static func defaultReason(_ code: Int) -> String {
+        switch code {
+        case 429: return minutelyLimitReason
+        case 500: return "Something went wrong."
+        case 503: return "The service is overloaded"
+        case 401: return "API key required. Please add &apikey= to the URL."
+        case 404: return "Not found"
+        default: return "HTTP status \(code)"
+        }
+    }
+
+    private static func statusText(_ code: Int) -> String {
+        switch code {
+        case 200: return "OK"
+        case 302: return "Found"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return "Status"
+        }
+    }
+
+    // MARK: Routing
+
+    private func route(path: String, target: String) -> Response {
+        let query = Query(URLComponents(string: target)?.queryItems ?? [])
+        switch path {
+        case "/v1/forecast":
+            return locations(api: .forecast, query: query)
+        case "/v1/archive":
+            return locations(api: .archive, query: query)
+        case "/v1/search":
+            return search(query)
+        default:
+            let comps = path.split(separator: "/")
+            if comps.count == 4, comps[0] == "data", comps[2] == "static", comps[3] == "meta.json" {
+                return meta(model: String(comps[1]))
+            }
+            return Response(status: 404, body: Self.errorBody("Not found"))
+        }
+    }
+
+    /// Forecast and archive share the multi-location rules: one pair → an object, several → an
+    /// array whose elements after the first carry `"location_id": i` (reference §3.5).
+    private func locations(api: Synth.API, query q: Query) -> Response {
+        let lats = q.list("latitude").map { Double($0) }
+        let lons = q.list("longitude").map { Double($0) }
+        guard !lats.isEmpty, !lons.isEmpty else {
+            return Response(status: 400, body: Self.errorBody("Parameter 'latitude' and 'longitude' are required"))
+        }
+        guard lats.count == lons.count else {
+            return Response(status: 400, body: Self.errorBody("Parameter 'latitude' and 'longitude' must have the same number of elements"))
+        }
+        var coords: [(Double, Double)] = []
+        for (la, lo) in zip(lats, lons) {
+            guard let la, let lo, (-90...90).contains(la), (-180...180).contains(lo) else {
+                return Response(status: 400, body: Self.errorBody("Latitude must be in range of -90 to 90°. Longitude must be in range of -180 to 180°."))
+            }
+            coords.append((la, lo))
+        }
+        let zones = q.list("timezone")
+        guard zones.count <= 1 || zones.count == coords.count else {
+            return Response(status: 400, body: Self.errorBody("Parameter 'timezone' must have the same number of elements as latitude"))
+        }
+        let (clock, interval, registered) = lock.withLock { (_now, _runInterval, forecasts) }
+        let now = clock()
+        let context = SynthContext(now: now, run: Int((now.timeIntervalSince1970 / Double(interval)).rounded(.down)))
+
+        var objects: [Data] = []
+        for (i, (la, lo)) in coords.enumerated() {
+            if api == .forecast, let hit = registered.last(where: { abs($0.lat - la) <= 0.01 && abs($0.lon - lo) <= 0.01 }) {
+                objects.append(i == 0 ? hit.body : Self.insertLocationID(i, into: hit.body))
+                continue
+            }
+            do {
+                let zone = zones.isEmpty ? "GMT" : zones[zones.count == 1 ? 0 : i]
+                let text = try Synth.location(api: api, query: q, latitude: la, longitude: lo, index: i, zoneName: zone, context: context)
+                objects.append(Data(text.utf8))
+            } catch {
+                return Response(status: error.status, body: Self.errorBody(error.reason))
+            }
+        }
+        if objects.count == 1 { return Response(status: 200, body: objects[0]) }
+        var body = Data("[".utf8)
+        for (i, o) in objects.enumerated() {
+            if i > 0 { body.append(Data(",".utf8)) }
+            body.append(o)
+        }
+        body.append(Data("]".utf8))
+        return Response(status: 200, body: body)
+    }
+
+    /// Inserts `"location_id":i` right after the `elevation` value (where Open-Meteo writes it),
+    /// or after the opening brace if there is no elevation. Works on the raw text so a registered
+    /// fixture keeps its exact bytes otherwise.
+    static func insertLocationID(_ i: Int, into body: Data) -> Data {
+        let text = String(decoding: body, as: UTF8.self)
+        let insertion = ",\"location_id\":\(i)"
+        if let key = text.range(of: "\"elevation\"") {
+            var idx = key.upperBound
+            // Skip `:` and whitespace, then the number itself.
+            while idx < text.endIndex, text[idx] == ":" || text[idx] == " " || text[idx] == "\n" || text[idx] == "\t" { idx = text.index(after: idx) }
+            while idx < text.endIndex, !",}\n\r \t".contains(text[idx]) { idx = text.index(after: idx) }
+            var out = text
+            out.insert(contentsOf: insertion, at: idx)
+            return Data(out.utf8)
+        }
+        guard let brace = text.firstIndex(of: "{") else { return body }
+        var out = text
+        out.insert(contentsOf: "\"location_id\":\(i),", at: text.index(after: brace))
+        return Data(out.utf8)
+    }
+
+    private func search(_ q: Query) -> Response {
+        let name = (q["name"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        guard name.count >= 2 else {
+            return Response(status: 400, body: Self.errorBody("Parameter name must be at least 2 characters."))
+        }
+        if let count = q.int("count"), !(1...100).contains(count) {
+            return Response(status: 400, body: Self.errorBody("Parameter count must be between 1 and 100."))
+        }
+        // "Name, Qualifier" → try the full string first, then the name part.
+        let plain = name.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? name
+        var body = lock.withLock { geocoding[name] ?? geocoding[plain] }
+        if body == nil, plain == "hollywood" {
+            body = try? Data(contentsOf: fixtures.appendingPathComponent("geocoding-search-hollywood-default-count.json"))
+        }
+        guard var result = body else {
+            return Response(status: 200, body: Data("{\"generationtime_ms\":0.5}".utf8))
+        }
+        // Honour count and countryCode on the registered list; re-serialize only if it changed,
+        // so an untouched body stays byte-identical to the fixture.
+        let count = q.int("count") ?? 10
+        let country = q["countryCode"]?.uppercased()
+        if let obj = try? JSONSerialization.jsonObject(with: result) as? [String: Any], let list = obj["results"] as? [[String: Any]] {
+            var kept = list
+            if let country, !country.isEmpty { kept = kept.filter { ($0["country_code"] as? String)?.uppercased() == country } }
+            if kept.count > count { kept = Array(kept.prefix(count)) }
+            if kept.count != list.count {
+                var copy = obj
+                if kept.isEmpty { copy.removeValue(forKey: "results") } else { copy["results"] = kept }
+                result = (try? JSONSerialization.data(withJSONObject: copy)) ?? result
+            }
+        }
+        return Response(status: 200, body: result)
+    }
+
+    private func meta(model: String) -> Response {
+        let (initTime, interval) = lock.withLock { (metas[model], _runInterval) }
+        guard let initTime else {
+            return Response(status: 404, body: Self.errorBody("Not found"))
+        }
+        // Same fields as the real file (reference §6.6); the derived times follow a plausible
+        // pattern: data written ~2 h after init, available a few minutes later.
+        let json = """
+        {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\
+        "last_run_availability_time":\(initTime + 7500),"temporal_resolution_seconds":3600,\
+        "update_interval_seconds":\(interval),"data_end_time":\(initTime + 16 * 86400)}
+        """
+        return Response(status: 200, body: Data(json.utf8))
+    }
+
+    // MARK: Control API (for the `wxdb-replay` process)
+
+    private func control(path: String, target: String) -> Response {
+        let q = Query(URLComponents(string: target)?.queryItems ?? [])
+        func ok(_ extra: String = "") -> Response { Response(status: 200, body: Data("{\"ok\":true\(extra)}".utf8)) }
+        func bad(_ reason: String) -> Response { Response(status: 400, body: Self.errorBody(reason)) }
+        switch path {
+        case "/_control/fault":
+            let faultPath = q["path"] ?? "/v1/forecast"
+            let times = q.int("times") ?? 1
+            let fault: Fault
+            switch q["kind"] ?? "" {
+            case "status":
+                guard let code = q.int("code") else { return bad("status needs code=") }
+                fault = .status(code, reason: q["reason"])
+            case "delay":
+                guard let s = q["seconds"].flatMap(Double.init) else { return bad("delay needs seconds=") }
+                fault = .delay(seconds: s)
+            case "truncated": fault = .truncatedBody
+            case "reset": fault = .reset
+            case "ratelimit": fault = .rateLimit
+            case "redirect":
+                guard let to = q["to"] else { return bad("redirect needs to=") }
+                fault = .redirect(to: to)
+            case "wrongtype": fault = .wrongContentType
+            case "trickle":
+                guard let bps = q.int("bps"), bps > 0 else { return bad("trickle needs bps=") }
+                fault = .trickle(bytesPerSecond: bps)
+            case "empty": fault = .emptyBody
+            case "notjson": fault = .notJSON
+            default:
+                return bad("Unknown kind. Use status, delay, truncated, reset, ratelimit, redirect, wrongtype, trickle, empty, notjson")
+            }
+            enqueue(fault, times: times, path: faultPath)
+            return ok()
+        case "/_control/requests":
+            let list = requests.map { JSONText.quote($0) }.joined(separator: ",")
+            return Response(status: 200, body: Data("[\(list)]".utf8))
+        case "/_control/reset":
+            resetFaults()
+            return ok()
+        case "/_control/meta":
+            guard let model = q["model"], let t = q.int("init") else { return bad("meta needs model= and init=") }
+            registerMeta(model: model, lastRunInitialisationTime: t)
+            return ok()
+        case "/_control/run-interval":
+            guard let s = q.int("seconds"), s > 0 else { return bad("run-interval needs seconds=") }
+            runIntervalSeconds = s
+            return ok()
+        default:
+            return Response(status: 404, body: Self.errorBody("Not found"))
+        }
+    }
+}

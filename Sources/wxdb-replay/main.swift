@@ -1,1 +1,99 @@
-print("wxdb-replay")
+// `wxdb-replay`: runs the replay server as its own process so CLI tests and the offline demo can
+// point wxdb at it. The only stdout output is the base URL line, so a parent process can read
+// exactly one line and know the server is ready.
+import Foundation
+import WxReplay
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let usage = """
+usage: wxdb-replay [--fixtures DIR] [--port N] [--run-interval SECONDS] [--forecast LAT,LON,FILE ...]
+
+Serves a local imitation of the Open-Meteo API on 127.0.0.1 for tests and offline demos.
+Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM or SIGINT.
+
+  --fixtures DIR          folder with sample responses (default: ./Fixtures)
+  --port N                port to bind (default 0: any free port)
+  --run-interval SECONDS  length of a synthetic model run (default 10800)
+  --forecast LAT,LON,FILE serve FILE for forecast requests at LAT,LON (repeatable)
+
+Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
+/_control/reset, /_control/meta?model=&init=, /_control/run-interval?seconds=
+"""
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("wxdb-replay: \(message)\n\n\(usage)\n".utf8))
+    exit(2)
+}
+
+var fixtures = URL(fileURLWithPath: "Fixtures")
+var port = 0
+var runInterval: Int?
+var forecasts: [(Double, Double, URL)] = []
+
+var args = Array(CommandLine.arguments.dropFirst())
+while !args.isEmpty {
+    let arg = args.removeFirst()
+    func value() -> String {
+        guard !args.isEmpty else { fail("\(arg) needs a value") }
+        return args.removeFirst()
+    }
+    switch arg {
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--fixtures":
+        fixtures = URL(fileURLWithPath: value())
+    case "--port":
+        guard let p = Int(value()), (0...65535).contains(p) else { fail("--port needs a number 0...65535") }
+        port = p
+    case "--run-interval":
+        guard let s = Int(value()), s > 0 else { fail("--run-interval needs a positive number of seconds") }
+        runInterval = s
+    case "--forecast":
+        let parts = value().split(separator: ",", maxSplits: 2).map(String.init)
+        guard parts.count == 3, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
+            fail("--forecast needs LAT,LON,FILE")
+        }
+        forecasts.append((lat, lon, URL(fileURLWithPath: parts[2])))
+    default:
+        fail("unknown argument \(arg)")
+    }
+}
+
+// A client that hangs up mid-response must not kill the server (sends also use MSG_NOSIGNAL).
+signal(SIGPIPE, SIG_IGN)
+
+let server = ReplayServer(fixtures: fixtures)
+if let runInterval { server.runIntervalSeconds = runInterval }
+for (lat, lon, file) in forecasts {
+    guard let body = try? Data(contentsOf: file) else { fail("cannot read \(file.path)") }
+    server.registerForecast(latitude: lat, longitude: lon, body: body)
+}
+do {
+    try server.start(port: port)
+} catch {
+    fail("cannot start: \(error)")
+}
+
+// Write through FileHandle (unbuffered) rather than print(): a pipe-connected stdout is block
+// buffered and the parent would wait for a line that never arrives.
+FileHandle.standardOutput.write(Data((server.baseURL + "\n").utf8))
+
+// Handle SIGTERM/SIGINT on a dispatch queue: ignore the default action first, then stop cleanly.
+var sources: [DispatchSourceSignal] = []
+for sig in [SIGTERM, SIGINT] {
+    signal(sig, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+    source.setEventHandler {
+        server.stop()
+        exit(0)
+    }
+    source.resume()
+    sources.append(source)
+}
+dispatchMain()
