@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "WxSQLite", dependencies: ["CSQLite"], path: "Sources/SQLite"),
         .target(name: "WxCore", path: "Sources/Core"),
         .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
-        .target(name: "WxFetcher", dependencies: ["WxCore"], path: "Sources/Fetcher"),
+        .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "WxSQLite"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/Queries"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(
@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite"]),
         .testTarget(name: "CoreTests", dependencies: ["WxCore"]),
         .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore"]),
-        .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore"]),
+        .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore"]),
         .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxStore", "WxSQLite", "WxCore", "WxReplay"]),
     ],

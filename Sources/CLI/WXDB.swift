@@ -13,7 +13,7 @@ public enum WXDB {
             name: "wxdb",
             abstract: "Keep every weather forecast run, store what happened, and score the forecasts.",
             discussion: "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
-            subcommands: [LocationsCommand.command, ImportCommand.command, ExportCommand.command]
+            subcommands: [LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command, ExportCommand.command]
         )
     }
 
@@ -51,6 +51,9 @@ public enum WXDB {
             context.err("Usage: \(Help.usage(usageCommand, path: usagePath))")
             context.err("  See '\(usagePath.joined(separator: " ")) --help' for more information.")
             return 64
+        } catch is IngestFailed {
+            context.flush()
+            return 1
         } catch let error as CSVWriteError where error.code == EPIPE {
             // The reader went away (`wxdb export ... | head`): not a failure of ours.
             return 0

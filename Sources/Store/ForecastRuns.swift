@@ -27,11 +27,15 @@ public struct FetchRecord: Sendable {
     public var durationMilliseconds: Int?
     /// Model initialisation times from meta.json, by model name, where known.
     public var issuedAt: [String: Int64]
+    /// This row's share of Open-Meteo's weighted call count (free-tier budgeting).
+    public var apiWeight: Double?
     /// Also keep the response's past hours (valid at or before `fetchedAt`) as `analysis` observations.
     public var recordAnalysis: Bool
 
     public init(fetchedAt: Int64, origin: FetchOrigin, request: String? = nil, httpStatus: Int? = nil,
-                durationMilliseconds: Int? = nil, issuedAt: [String: Int64] = [:], recordAnalysis: Bool = true) {
+                durationMilliseconds: Int? = nil, issuedAt: [String: Int64] = [:], recordAnalysis: Bool = true,
+                apiWeight: Double? = nil) {
+        self.apiWeight = apiWeight
         self.fetchedAt = fetchedAt
         self.origin = origin
         self.request = request
@@ -179,11 +183,12 @@ extension Store {
     public func logFetch(_ fetch: FetchRecord, locationID: Int64?, model: String?, outcome: String, runID: Int64?, error: String?) throws {
         try db.run(
             """
-            INSERT INTO fetch_log (attempted_at, location_id, model, origin, outcome, http_status, error, duration_ms, run_id, request)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO fetch_log (attempted_at, location_id, model, origin, outcome, http_status, error, duration_ms, run_id, request, api_weight)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.integer(fetch.fetchedAt), locationID.sqlValue, model.sqlValue, .text(fetch.origin.rawValue), .text(outcome),
-             fetch.httpStatus.sqlValue, error.sqlValue, fetch.durationMilliseconds.sqlValue, runID.sqlValue, fetch.request.sqlValue])
+             fetch.httpStatus.sqlValue, error.sqlValue, fetch.durationMilliseconds.sqlValue, runID.sqlValue, fetch.request.sqlValue,
+             fetch.apiWeight.sqlValue])
     }
 
     /// Records a failed attempt (its own small transaction, so it survives the failure it describes).

@@ -1,0 +1,79 @@
+import Foundation
+import WxCore
+import WxStore
+
+/// Brings observations in from Open-Meteo's historical weather API (reanalysis) as source `era5`.
+public struct Backfill {
+    /// Days per request: long ranges are fetched in chunks so each answer stays small.
+    public static let chunkDays = 92
+    /// The archive API has no precipitation probability; everything else wxdb keeps it has.
+    public static let variables = Variables.hourlyNames.filter { $0 != "precipitation_probability" }
+
+    let store: Store
+    let client: HTTPClient
+    let endpoints: Endpoints
+
+    public init(store: Store, client: HTTPClient, endpoints: Endpoints) {
+        self.store = store
+        self.client = client
+        self.endpoints = endpoints
+    }
+
+    public struct Result: Sendable, Equatable {
+        public var hours = 0
+        public var requests = 0
+    }
+
+    /// Fetches `from...to` (local dates `YYYY-MM-DD`, inclusive) and upserts them; running it
+    /// again over the same range changes nothing. Each chunk is stored in one transaction.
+    public func run(location: Location, fromDate: String, toDate: String, now: Int64) async throws -> Result {
+        guard let start = CivilTime.parseLabel(fromDate), let end = CivilTime.parseLabel(toDate) else {
+            throw BackfillError.badRange("dates must be YYYY-MM-DD")
+        }
+        guard start <= end else { throw BackfillError.badRange("--from \(fromDate) is after --to \(toDate)") }
+        var result = Result()
+        var chunkStart = start
+        while chunkStart <= end {
+            let chunkEnd = min(end, chunkStart + Int64(Self.chunkDays - 1) * 86400)
+            let query: [(String, String)] = [
+                ("latitude", String(location.latitude)), ("longitude", String(location.longitude)),
+                ("start_date", CivilTime.dateString(unix: chunkStart)), ("end_date", CivilTime.dateString(unix: chunkEnd)),
+                ("hourly", Self.variables.joined(separator: ",")),
+                ("timezone", location.timezone == "auto" ? "auto" : location.timezone), ("timeformat", "unixtime"),
+                ("temperature_unit", "celsius"), ("wind_speed_unit", "kmh"), ("precipitation_unit", "mm"),
+            ]
+            let url = try endpoints.url(endpoints.archive, query)
+            let response = try await client.get(url)
+            result.requests += 1
+            let decoded = try ForecastDecoder.decodeSingle(response.body, defaultModel: "era5")
+            result.hours += try save(decoded, location: location, now: now)
+            chunkStart = chunkEnd + 86400
+        }
+        return result
+    }
+
+    /// Upserts one chunk's hours as `era5` observations in one transaction; hours the archive
+    /// does not have yet (all null) are skipped.
+    func save(_ decoded: ForecastResponse, location: Location, now: Int64) throws -> Int {
+        guard let series = decoded.models.first else { return 0 }
+        return try store.db.transaction {
+            var hours = 0
+            for (row, time) in series.hourlyTimes.enumerated() {
+                let values = series.hourly.map { $0?[row] ?? nil }
+                if values.allSatisfy({ $0 == nil }) { continue }
+                try store.upsertObservation(locationID: location.id, source: "era5", time: time, values: values, recordedAt: now)
+                hours += 1
+            }
+            return hours
+        }
+    }
+}
+
+public enum BackfillError: Error, CustomStringConvertible {
+    case badRange(String)
+    public var description: String {
+        switch self {
+        case .badRange(let why): return "invalid date range: \(why)"
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import WxCore
+import WxSQLite
+import WxStore
+
+/// Options of one `wxdb ingest`.
+public struct IngestOptions: Sendable {
+    public var forecastDays = 16
+    public var pastDays = 1
+    public var limits = RateLimits()
+    public init() {}
+}
+
+/// What one ingest did, for the summary line and the exit code.
+public struct IngestSummary: Sendable {
+    public var stored = 0
+    public var repeated = 0
+    /// Location name and reason, one per failed location (and model).
+    public var failed: [(location: String, reason: String)] = []
+    public var requests = 0
+
+    public var succeeded: Bool { failed.isEmpty }
+
+    /// One line: `ingest: 3 stored, 0 repeated, 1 failed (Paris: HTTP 500 ...)`.
+    public var line: String {
+        var text = "ingest: \(stored) stored, \(repeated) repeated, \(failed.count) failed"
+        if !failed.isEmpty {
+            // Group identical reasons so a batch failure reads once.
+            var order: [String] = []
+            var names: [String: [String]] = [:]
+            for (location, reason) in failed {
+                if names[reason] == nil { order.append(reason) }
+                names[reason, default: []].append(location)
+            }
+            text += " (" + order.map { reason in
+                let who = Array(Set(names[reason]!)).sorted()
+                let list = who.count > 3 ? who.prefix(3).joined(separator: ", ") + " and \(who.count - 3) more" : who.joined(separator: ", ")
+                return "\(list): \(reason)"
+            }.joined(separator: "; ") + ")"
+        }
+        return text
+    }
+}
+
+/// Fetches forecasts for saved locations and stores each response as runs.
+public final class Ingestor: @unchecked Sendable {
+    let store: Store
+    let client: HTTPClient
+    let endpoints: Endpoints
+    let now: @Sendable () -> Date
+    /// Called after each request with (locations done, locations in total), for a progress line.
+    public var progress: (@Sendable (Int, Int) -> Void)?
+
+    public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping @Sendable () -> Date = Date.init) {
+        self.store = store
+        self.client = client
+        self.endpoints = endpoints
+        self.now = now
+    }
+
+    var nowUnix: Int64 { Int64(now().timeIntervalSince1970) }
+
+    /// Groups locations that share request options (their model list) into requests of at most
+    /// `ForecastRequest.maxLocations`, in a stable order.
+    public static func plan(_ locations: [Location], options: IngestOptions) -> [ForecastRequest] {
+        var order: [[String]] = []
+        var groups: [[String]: [Location]] = [:]
+        for location in locations {
+            if groups[location.models] == nil { order.append(location.models) }
+            groups[location.models, default: []].append(location)
+        }
+        return order.flatMap { models -> [ForecastRequest] in
+            let members = groups[models]!
+            return stride(from: 0, to: members.count, by: ForecastRequest.maxLocations).map { start in
+                ForecastRequest(locations: Array(members[start..<min(start + ForecastRequest.maxLocations, members.count)]),
+                                models: models, forecastDays: options.forecastDays, pastDays: options.pastDays)
+            }
+        }
+    }
+
+    /// Fetches and stores every location; one request failing never stops the others.
+    public func run(_ locations: [Location], options: IngestOptions) async -> IngestSummary {
+        var summary = IngestSummary()
+        let requests = Self.plan(locations, options: options)
+        var issuedAt: [String: Int64] = [:]
+        var metaTried: Set<String> = []
+        var done = 0
+        for request in requests {
+            for model in request.models where !metaTried.contains(model) {
+                metaTried.insert(model)
+                if let time = await modelRunTime(model) { issuedAt[model] = time }
+            }
+            await fetch(request, issuedAt: issuedAt, options: options, summary: &summary)
+            done += request.locations.count
+            progress?(done, locations.count)
+        }
+        return summary
+    }
+
+    /// The initialisation time of the model's latest run, from `meta.json`; nil when the model is
+    /// a blend, unknown, or the metadata cannot be had (never an ingest failure).
+    func modelRunTime(_ model: String) async -> Int64? {
+        guard let domain = ModelDomains.domains[model],
+              let url = URL(string: endpoints.meta + "/" + domain + "/static/meta.json") else { return nil }
+        let quick = HTTPClient(timeout: min(client.timeout, 10), retry: .none, userAgent: client.userAgent)
+        guard let response = try? await quick.get(url),
+              let json = try? JSONParser.parse(response.body),
+              let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded() else { return nil }
+        return Int64(time)
+    }
+
+    func fetch(_ request: ForecastRequest, issuedAt: [String: Int64], options: IngestOptions, summary: inout IngestSummary) async {
+        let perRowWeight = request.weight / Double(request.locations.count * request.models.count)
+        func failAll(_ reason: String, status: Int? = nil, url: String?, duration: Int? = nil, weightPerRow: Double? = nil) {
+            for location in request.locations {
+                for model in request.models {
+                    summary.failed.append((location.name, reason))
+                    let record = FetchRecord(fetchedAt: nowUnix, origin: .fetch, request: url, httpStatus: status,
+                                             durationMilliseconds: duration, apiWeight: weightPerRow)
+                    try? store.logFailure(record, locationID: location.id, model: model, error: reason)
+                }
+            }
+        }
+
+        let url: URL
+        do {
+            url = try endpoints.url(endpoints.forecast, request.query)
+        } catch {
+            failAll("\(error)", url: nil)
+            return
+        }
+        let shownURL = HTTPClient.redacted(url)
+
+        if endpoints.isFreeTier {
+            do {
+                var use = try BudgetUse.read(store, now: nowUnix)
+                if use.minute + request.weight > options.limits.perMinute {
+                    // The minute window resets soon: wait for it rather than be refused.
+                    let wait = 61 - nowUnix % 60
+                    try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000_000)
+                    use = try BudgetUse.read(store, now: nowUnix)
+                }
+                if let refusal = use.refusal(adding: request.weight, limits: options.limits) {
+                    failAll("not sent: " + refusal, url: shownURL)
+                    return
+                }
+            } catch {
+                failAll("cannot read the fetch log: \(error)", url: shownURL)
+                return
+            }
+        }
+
+        summary.requests += 1
+        let response: HTTPResponse
+        do {
+            // Failed attempts count as one call each at Open-Meteo, shared by the batch's rows.
+            let failedShare = 1 / Double(request.locations.count * request.models.count)
+            response = try await client.get(url) { attempt in
+                guard let error = attempt.error else { return }
+                let record = FetchRecord(fetchedAt: Int64(attempt.startedAt.timeIntervalSince1970 + attempt.duration),
+                                         origin: .fetch, request: shownURL, httpStatus: attempt.status,
+                                         durationMilliseconds: Int(attempt.duration * 1000), apiWeight: failedShare)
+                let text = error.description + (attempt.retryAfter != nil ? " (retrying)" : "")
+                for location in request.locations {
+                    for model in request.models {
+                        try? store.logFailure(record, locationID: location.id, model: model, error: text)
+                    }
+                }
+            }
+        } catch {
+            // Every attempt is already in the fetch log; only the summary is left.
+            for location in request.locations {
+                for _ in request.models { summary.failed.append((location.name, error.description)) }
+            }
+            return
+        }
+
+        let fetchedAt = nowUnix
+        let decoded: [ForecastResponse]
+        do {
+            decoded = try ForecastDecoder.decodeMany(response.body, defaultModel: request.models[0], models: request.models)
+            guard decoded.count == request.locations.count else {
+                throw DecodeError.invalidJSON("expected \(request.locations.count) locations in the response, got \(decoded.count)")
+            }
+        } catch {
+            failAll("unusable response: \(error)", status: response.status, url: shownURL, weightPerRow: perRowWeight)
+            return
+        }
+
+        for (location, item) in zip(request.locations, decoded) {
+            let record = FetchRecord(fetchedAt: fetchedAt, origin: .fetch, request: shownURL, httpStatus: response.status,
+                                     issuedAt: issuedAt, apiWeight: perRowWeight)
+            do {
+                let outcomes = try store.store(item, for: location, fetch: record)
+                for outcome in outcomes {
+                    if outcome.kind == .stored { summary.stored += 1 } else { summary.repeated += 1 }
+                }
+                let missing = Set(request.models).subtracting(outcomes.map(\.model))
+                for model in missing.sorted() {
+                    summary.failed.append((location.name, "model \(model) missing from the response"))
+                    try? store.logFailure(record, locationID: location.id, model: model, error: "model missing from the response")
+                }
+            } catch {
+                let reason = WxError.message(error)
+                summary.failed.append((location.name, reason))
+                try? store.logFailure(record, locationID: location.id, model: nil, error: reason)
+            }
+        }
+    }
+}
+
+/// User-facing text for errors from the lower layers.
+public enum WxError {
+    public static func message(_ error: Error) -> String {
+        if let error = error as? SQLiteError {
+            if error.isBusy { return "the database stayed busy (another wxdb writing); try again" }
+            if error.isDiskFull { return "the disk is full; nothing was stored. Free some space and run it again" }
+            if error.isReadOnly { return "the database is read-only (\(error.message)); check permissions or the file system" }
+        }
+        return (error as? CustomStringConvertible)?.description ?? "\(error)"
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import WxCore
+
+/// Observations read from a station CSV: header `time,<variable>,...`, Open-Meteo variable names,
+/// metric units, times with a zone.
+public struct StationCSV {
+    public struct Row: Sendable, Equatable {
+        public var line: Int
+        public var time: Int64
+        public var values: [Double?]
+    }
+
+    /// A problem in the file, with the line it is on (the header is line 1).
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        public var line: Int
+        public var message: String
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    public var rows: [Row] = []
+    /// Rows that could not be read (only collected when `skipBadRows`).
+    public var skipped: [Problem] = []
+
+    /// Parses `data`. Without `skipBadRows` the first bad row throws; with it, bad rows are
+    /// collected in `skipped`. `timezone` reads times that have no offset (nil: such times are errors).
+    public static func parse(_ data: Data, timezone: ((Int64) -> Int64)?, skipBadRows: Bool) throws -> StationCSV {
+        let records: [CSVReader.Record]
+        do {
+            records = try CSVReader(data).readAll()
+        } catch {
+            throw Problem(line: error.line, message: error.description)
+        }
+        guard let header = records.first else { throw Problem(line: 1, message: "the file is empty; expected a header like time,temperature_2m") }
+        guard header.fields.first?.trimmingCharacters(in: .whitespaces).lowercased() == "time" else {
+            throw Problem(line: header.line, message: "the first column must be 'time' (found '\(header.fields.first ?? "")')")
+        }
+        var columns: [Int] = []
+        var seen = Set<Int>()
+        for name in header.fields.dropFirst() {
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard let index = Variables.hourlyIndex(of: trimmed) else {
+                throw Problem(line: header.line, message: "unknown variable '\(trimmed)'; use Open-Meteo names: \(Variables.hourlyNames.joined(separator: ", "))")
+            }
+            guard seen.insert(index).inserted else {
+                throw Problem(line: header.line, message: "column '\(trimmed)' appears twice")
+            }
+            columns.append(index)
+        }
+        guard !columns.isEmpty else { throw Problem(line: header.line, message: "no variable columns after 'time'") }
+
+        var result = StationCSV()
+        var times: [Int64: Int] = [:]
+        for record in records.dropFirst() {
+            do {
+                let row = try parseRow(record, columns: columns, timezone: timezone)
+                if let earlier = times[row.time] {
+                    throw Problem(line: record.line, message: "time \(CivilTime.isoUTC(row.time)) already given on line \(earlier)")
+                }
+                times[row.time] = record.line
+                result.rows.append(row)
+            } catch let problem as Problem {
+                guard skipBadRows else { throw problem }
+                result.skipped.append(problem)
+            }
+        }
+        return result
+    }
+
+    static func parseRow(_ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64)?) throws -> Row {
+        guard record.fields.count == columns.count + 1 else {
+            throw Problem(line: record.line, message: "expected \(columns.count + 1) fields, found \(record.fields.count)")
+        }
+        let timeText = record.fields[0].trimmingCharacters(in: .whitespaces)
+        guard let parsed = CivilTime.parse(timeText), parsed.hasTime else {
+            throw Problem(line: record.line, message: "time '\(timeText)' is not ISO 8601 like 2026-11-30T12:00Z")
+        }
+        let time: Int64
+        if let offset = parsed.offset {
+            time = parsed.wallSeconds - Int64(offset)
+        } else if let timezone {
+            time = timezone(parsed.wallSeconds)
+        } else {
+            throw Problem(line: record.line, message: "time '\(timeText)' has no zone; add Z or an offset like +01:00, or pass --timezone")
+        }
+        var values = [Double?](repeating: nil, count: Variables.hourly.count)
+        for (position, column) in columns.enumerated() {
+            let text = record.fields[position + 1].trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            guard let value = Double(text), value.isFinite else {
+                throw Problem(line: record.line, message: "\(Variables.hourly[column].name) '\(text)' is not a number")
+            }
+            values[column] = value
+        }
+        return Row(line: record.line, time: time, values: values)
+    }
+}
+
+extension Store {
+    /// Stores station observations in one transaction; returns how many rows were written.
+    public func importObservations(_ csv: StationCSV, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
+        try db.transaction {
+            for row in csv.rows {
+                try upsertObservation(locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt)
+            }
+            return csv.rows.count
+        }
+    }
+}
