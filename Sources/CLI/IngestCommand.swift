@@ -16,6 +16,7 @@ enum IngestCommand {
                 .option("location", "name", "Only this location.", repeatable: true),
                 .option("forecast-days", "n", "Days of forecast to ask for, 1-16.", default: "16"),
                 .option("past-days", "n", "Past days to ask for (kept as analysis observations), 0-92.", default: "1"),
+                .option("wait", "seconds", "How long to wait for another running ingest to finish.", default: "300"),
             ] + networkOptions,
             run: { args, context in try await run(args, context) }
         )
@@ -25,7 +26,11 @@ enum IngestCommand {
         var options = IngestOptions()
         options.forecastDays = try args.int("forecast-days", in: 1...16) ?? 16
         options.pastDays = try args.int("past-days", in: 0...92) ?? 1
+        let wait = try args.double("wait", in: 0...86400) ?? 300
         let store = try context.openStore(create: false)
+        // One ingest at a time per database: a second one waits, then gives up with a message.
+        let lock = try ProcessLock(databasePath: store.path, timeout: wait)
+        defer { withExtendedLifetime(lock) {} }
         var locations = try store.locations()
         let wanted = args.values("location")
         if !wanted.isEmpty {

@@ -217,6 +217,6 @@ public enum WxError {
             if error.isDiskFull { return "the disk is full; nothing was stored. Free some space and run it again" }
             if error.isReadOnly { return "the database is read-only (\(error.message)); check permissions or the file system" }
         }
-        return (error as? CustomStringConvertible)?.description ?? "\(error)"
+        return "\(error)"
     }
 }
