@@ -1,0 +1,163 @@
+import WxCore
+import WxSQLite
+import WxStore
+
+/// Why a query has nothing to show, worded so the user knows what is missing and what to do.
+public enum QueryError: Error, CustomStringConvertible, Equatable {
+    /// The location has no forecast runs (of `model`, when one was asked for).
+    case noRuns(location: String, model: String?)
+    /// The location has no observations at all, or none from `source`.
+    case noObservations(location: String, source: String?, available: [String])
+    /// Runs and observations exist, but no forecast hour lines up with an observation.
+    case noPairs(location: String, variable: String, source: String, detail: String)
+    /// No run holds a forecast for the hour asked for.
+    case noForecastForHour(location: String, time: Int64, detail: String)
+    /// A variable the query cannot score.
+    case unsupportedVariable(String, reason: String)
+    /// The database holds a column name this build does not know (never from user input).
+    case unknownColumn(String)
+
+    public var description: String {
+        switch self {
+        case .noRuns(let location, let model):
+            let what = model.map { "no forecast runs of model \($0) stored for \(location)" } ?? "no forecast runs stored for \(location)"
+            return "\(what); run 'wxdb ingest --location \(Self.quoted(location))' to fetch one, or 'wxdb import FILE --location \(Self.quoted(location)) --fetched-at TIME'"
+        case .noObservations(let location, let source, let available):
+            let fix = "run 'wxdb observe backfill --location \(Self.quoted(location)) --from DATE --to DATE' or 'wxdb observe import FILE.csv --location \(Self.quoted(location))'"
+            guard let source else { return "no observations stored for \(location); \(fix)" }
+            let others = available.isEmpty ? "" : " (stored sources: \(available.joined(separator: ", ")); pick one with --source)"
+            return "no observations for \(location) from source \(source)\(others); \(fix)"
+        case .noPairs(let location, let variable, let source, let detail):
+            return "no \(variable) forecast for \(location) has an observation from source \(source) at its valid time\(detail.isEmpty ? "" : " (\(detail))"); widen --from/--to, pick another --source, or add observations for the forecast hours with 'wxdb observe backfill' or 'wxdb observe import'"
+        case .noForecastForHour(let location, let time, let detail):
+            return "no stored run forecasts \(location) at \(CivilTime.isoUTC(time))\(detail.isEmpty ? "" : " (\(detail))"); pick an hour inside the stored forecasts (see 'wxdb query runs --location \(Self.quoted(location))')"
+        case .unsupportedVariable(let name, let reason):
+            return "\(name) cannot be scored this way: \(reason)"
+        case .unknownColumn(let name):
+            return "internal error: \(name) is not a known variable column"
+        }
+    }
+
+    static func quoted(_ name: String) -> String {
+        name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." } ? name : "\"\(name)\""
+    }
+}
+
+/// Metric (as stored) or imperial (°F, mph, inch), applied when results are made.
+public enum UnitSystem: String, Sendable, CaseIterable {
+    case metric, imperial
+
+    /// A stored metric value in this system.
+    public func convert(_ value: Double, _ quantity: Quantity) -> Double {
+        self == .imperial ? Variables.toImperial(value, quantity: quantity) : value
+    }
+
+    /// A difference of two values (an error, a bias, a change) in this system: scaled, never offset.
+    public func convertDifference(_ value: Double, _ quantity: Quantity) -> Double {
+        guard self == .imperial else { return value }
+        return Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity)
+    }
+
+    /// The unit label for `quantity`.
+    public func unit(_ quantity: Quantity) -> String {
+        Variables.displayUnit(quantity, imperial: self == .imperial)
+    }
+}
+
+/// A span of UTC instants: `from` inclusive, `to` exclusive; either end may be open.
+public struct TimeRange: Sendable, Equatable {
+    public var from: Int64?
+    public var to: Int64?
+    public init(from: Int64? = nil, to: Int64? = nil) {
+        self.from = from
+        self.to = to
+    }
+    /// Bounds for SQL `x >= ? AND x < ?`, open ends as the extreme values.
+    var bounds: [SQLValue] { [.integer(from ?? Int64.min), .integer(to ?? Int64.max)] }
+    /// "between A and B", for messages.
+    var phrase: String {
+        switch (from, to) {
+        case (nil, nil): return ""
+        case (let f?, nil): return "from \(CivilTime.isoUTC(f))"
+        case (nil, let t?): return "before \(CivilTime.isoUTC(t))"
+        case (let f?, let t?): return "from \(CivilTime.isoUTC(f)) to before \(CivilTime.isoUTC(t))"
+        }
+    }
+}
+
+/// Observation sources: which ones a location has, and which is best.
+public enum ObservationSources {
+    /// The location's sources, best first: any imported source (a station CSV) before `era5`,
+    /// before `analysis`, before `current`; imported sources with more hours first.
+    public static func ranked(_ store: Store, locationID: Int64) throws -> [String] {
+        try store.db.rows(
+            """
+            SELECT source FROM observations WHERE location_id = ? GROUP BY source
+            ORDER BY CASE source WHEN 'era5' THEN 1 WHEN 'analysis' THEN 2 WHEN 'current' THEN 3 ELSE 0 END,
+                     count(*) DESC, source
+            """, [.integer(locationID)]) { $0.string(0) }
+    }
+
+    /// `requested` when the location has it, else the best stored source; throws when there is none.
+    public static func resolve(_ store: Store, location: Location, requested: String?) throws -> String {
+        let sources = try ranked(store, locationID: location.id)
+        if let requested {
+            guard sources.contains(requested) else {
+                throw QueryError.noObservations(location: location.name, source: requested, available: sources)
+            }
+            return requested
+        }
+        guard let best = sources.first else {
+            throw QueryError.noObservations(location: location.name, source: nil, available: [])
+        }
+        return best
+    }
+}
+
+/// Checks shared by the queries.
+enum QuerySupport {
+    /// The SQL column of an hourly variable, taken from the fixed whitelist only.
+    static func column(_ variable: Variable) throws -> String {
+        guard let name = Variables.hourlyNames.first(where: { $0 == variable.name }) else {
+            throw QueryError.unknownColumn(variable.name)
+        }
+        return name
+    }
+
+    /// Throws `noRuns` when the location has no runs (of `model`, when given).
+    static func requireRuns(_ store: Store, location: Location, model: String?) throws {
+        let count = try store.db.scalarInt(
+            "SELECT count(*) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
+            [.integer(location.id), model.sqlValue, model.sqlValue]) ?? 0
+        if count == 0 { throw QueryError.noRuns(location: location.name, model: model) }
+    }
+
+    /// What the location's forecasts and one source's observations cover, for a "no pairs" message.
+    static func coverage(_ store: Store, location: Location, source: String) throws -> String {
+        let forecasts = try store.db.firstRow(
+            "SELECT min(first_valid_time), max(last_valid_time) FROM forecast_runs WHERE location_id = ?",
+            [.integer(location.id)]) { ($0.optionalInt64(0), $0.optionalInt64(1)) }
+        let observations = try store.db.firstRow(
+            "SELECT min(time), max(time) FROM observations WHERE location_id = ? AND source = ?",
+            [.integer(location.id), .text(source)]) { ($0.optionalInt64(0), $0.optionalInt64(1)) }
+        func span(_ pair: (Int64?, Int64?)?) -> String {
+            guard let pair, let a = pair.0, let b = pair.1 else { return "nothing" }
+            return "\(CivilTime.isoUTC(a)) to \(CivilTime.isoUTC(b))"
+        }
+        return "forecasts cover \(span(forecasts)); \(source) observations cover \(span(observations))"
+    }
+
+    /// Whether a variable is a temperature (so a bias reads warm/cold).
+    static func isTemperature(_ variable: Variable) -> Bool { variable.quantity == .temperature }
+}
+
+extension QuerySupport {
+    /// `a − b`; for wind direction the shorter way round the compass, in [−180, 180).
+    static func difference(_ a: Double, _ b: Double, _ quantity: Quantity) -> Double {
+        guard quantity == .direction else { return a - b }
+        let d = (a - b).truncatingRemainder(dividingBy: 360)
+        if d >= 180 { return d - 360 }
+        if d < -180 { return d + 360 }
+        return d
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import WxCore
+import WxSQLite
+import WxStore
+
+/// Hour by hour, or averaged per local day.
+public enum TrendInterval: String, Sendable, CaseIterable {
+    case hour, day
+}
+
+/// What `wxdb query trend` follows.
+public struct TrendOptions: Sendable {
+    public var variable: Variable
+    /// The lead wanted, in hours.
+    public var leadHours: Double
+    /// How far a run's lead may be from `leadHours` and still count. The default of 3 h means a
+    /// location fetched every 6 hours always has a run to pick.
+    public var toleranceHours: Double
+    public var range: TimeRange
+    public var every: TrendInterval
+    public var source: String?
+    /// The model to follow; nil means the location's first model when it has runs, else the model
+    /// with the most runs (one series never mixes models).
+    public var model: String?
+    public var units: UnitSystem
+
+    public init(variable: Variable, leadHours: Double, toleranceHours: Double = 3, range: TimeRange = TimeRange(),
+                every: TrendInterval = .hour, source: String? = nil, model: String? = nil, units: UnitSystem = .metric) {
+        self.variable = variable
+        self.leadHours = leadHours
+        self.toleranceHours = toleranceHours
+        self.range = range
+        self.every = every
+        self.source = source
+        self.model = model
+        self.units = units
+    }
+}
+
+/// One hour (or local day) of a trend.
+public struct TrendPoint: Sendable, Equatable {
+    /// The valid hour, or the first hour of the local day that had pairs.
+    public var time: Int64
+    /// The local date (`YYYY-MM-DD`) when averaging per day.
+    public var date: String?
+    /// The chosen run, hour by hour (nil for daily points).
+    public var runID: Int64?
+    public var issuedAt: Int64?
+    public var leadHours: Double?
+    /// Forecast and observed value (daily: means), error = forecast − observed, in the display unit.
+    public var forecast: Double
+    public var observed: Double
+    public var error: Double
+    /// Mean error of every hour up to and including this point.
+    public var runningBias: Double
+    /// Hours behind the point (1 hour by hour).
+    public var hours: Int
+}
+
+/// The result of `wxdb query trend`.
+public struct TrendResult: Sendable, Equatable {
+    public var location: String
+    public var variable: Variable
+    public var source: String
+    public var model: String
+    public var leadHours: Double
+    public var toleranceHours: Double
+    public var every: TrendInterval
+    public var units: UnitSystem
+    public var points: [TrendPoint]
+    /// Scores over every hour of the trend.
+    public var overall: ContinuousScores
+}
+
+/// `wxdb query trend`: observed against the forecast issued a given lead ahead.
+public enum TrendQuery {
+    /// For each valid hour with an observation, the run of the chosen model whose lead is closest to
+    /// `leadHours` among those within `toleranceHours` (the earlier run on a tie), with the error and
+    /// the running bias; with `.day`, hours are averaged per local day of the location's time zone.
+    public static func trend(_ store: Store, location: Location, options: TrendOptions) throws -> TrendResult {
+        let variable = options.variable
+        if variable.quantity == .code || variable.name == "precipitation_probability" {
+            throw QueryError.unsupportedVariable(
+                variable.name, reason: variable.quantity == .code
+                    ? "it is a category (a WMO code), not a quantity; see 'wxdb query forecast --var weather_code'"
+                    : "a probability has no observed counterpart to subtract; see its Brier score with 'wxdb query verify --var precipitation_probability'")
+        }
+        let column = try QuerySupport.column(variable)
+        try QuerySupport.requireRuns(store, location: location, model: options.model)
+        let model = try options.model ?? defaultModel(store, location: location)
+        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
+
+        let target = options.leadHours * 3600
+        let tolerance = options.toleranceHours * 3600
+        let rows = try store.db.rows(
+            """
+            SELECT p.valid_time, p.run_id, p.issued_at, p.forecast_\(column), p.observed_\(column)
+            FROM forecast_observation_pairs p
+            WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
+              AND p.valid_time - p.issued_at BETWEEN ? AND ?
+              AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
+            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
+            """,
+            [.integer(location.id), .text(source), .text(model)] + options.range.bounds
+                + [.real(target - tolerance), .real(target + tolerance), .real(target)]
+        ) { (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4)) }
+
+        // The first row of each valid hour is the chosen run (the ORDER BY ranks them).
+        var hourly: [TrendPoint] = []
+        var overall = ContinuousScores()
+        var lastValid: Int64?
+        for row in rows where row.valid != lastValid {
+            lastValid = row.valid
+            let observed = options.units.convert(row.observed, variable.quantity)
+            let error = QuerySupport.difference(options.units.convert(row.forecast, variable.quantity), observed, variable.quantity)
+            overall.add(forecast: observed + error, observed: observed)
+            hourly.append(TrendPoint(
+                time: row.valid, date: nil, runID: row.run, issuedAt: row.issued, leadHours: Double(row.valid - row.issued) / 3600,
+                forecast: observed + error, observed: observed, error: error, runningBias: overall.bias ?? 0, hours: 1))
+        }
+        guard !hourly.isEmpty else {
+            var detail = "model \(model), lead \(format(options.leadHours)) ± \(format(options.toleranceHours)) h"
+            if !options.range.phrase.isEmpty { detail += ", valid \(options.range.phrase)" }
+            detail += "; " + (try QuerySupport.coverage(store, location: location, source: source))
+            throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
+        }
+        let points = options.every == .hour ? hourly : daily(hourly, timezone: location.timezone)
+        return TrendResult(location: location.name, variable: variable, source: source, model: model,
+                           leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
+                           units: options.units, points: points, overall: overall)
+    }
+
+    /// The location's first model when it has runs, else the model with the most runs.
+    static func defaultModel(_ store: Store, location: Location) throws -> String {
+        let counts = try store.db.rows(
+            "SELECT model, count(*) FROM forecast_runs WHERE location_id = ? GROUP BY model ORDER BY count(*) DESC, model",
+            [.integer(location.id)]) { (model: $0.string(0), runs: $0.int(1)) }
+        if counts.contains(where: { $0.model == location.defaultModel }) { return location.defaultModel }
+        guard let first = counts.first else { throw QueryError.noRuns(location: location.name, model: nil) }
+        return first.model
+    }
+
+    /// Hourly points averaged per local day; the running bias stays weighted by hours.
+    static func daily(_ hourly: [TrendPoint], timezone: String) -> [TrendPoint] {
+        let zone = TimeZone(identifier: timezone)
+        var days: [TrendPoint] = []
+        var sumErrors = 0.0
+        var count = 0
+        for point in hourly {
+            let offset = zone?.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(point.time))) ?? 0
+            let date = CivilTime.dateString(unix: point.time + Int64(offset))
+            sumErrors += point.error
+            count += 1
+            if var last = days.last, last.date == date {
+                let n = Double(last.hours)
+                last.forecast = (last.forecast * n + point.forecast) / (n + 1)
+                last.observed = (last.observed * n + point.observed) / (n + 1)
+                last.error = (last.error * n + point.error) / (n + 1)
+                last.hours += 1
+                last.runningBias = sumErrors / Double(count)
+                days[days.count - 1] = last
+            } else {
+                days.append(TrendPoint(time: point.time, date: date, runID: nil, issuedAt: nil, leadHours: nil,
+                                       forecast: point.forecast, observed: point.observed, error: point.error,
+                                       runningBias: sumErrors / Double(count), hours: 1))
+            }
+        }
+        return days
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
