@@ -15,7 +15,8 @@ public enum WXDB {
             discussion: "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
             subcommands: [
                 LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command,
-                QueryCommand.command, ExportCommand.command, ScheduleCommand.command,
+                QueryCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
+                StatsCommand.command, DoctorCommand.command,
             ]
         )
     }

@@ -89,6 +89,17 @@ public struct ContinuousScores: Sendable, Equatable {
     private var count: Double? { n > 0 ? Double(n) : nil }
 
     /// Mean error (ME), mean(f − o): positive when forecasts run high.
+    /// The same sums after changing both series' unit by `x' = scale·x + offset` (°C to °F, ...).
+    public func affine(scale a: Double, offset b: Double) -> ContinuousScores {
+        let n = Double(self.n)
+        return ContinuousScores(
+            n: self.n, sumF: a * sumF + n * b, sumO: a * sumO + n * b,
+            sumFF: a * a * sumFF + 2 * a * b * sumF + n * b * b,
+            sumOO: a * a * sumOO + 2 * a * b * sumO + n * b * b,
+            sumFO: a * a * sumFO + a * b * (sumF + sumO) + n * b * b,
+            sumAbsErr: abs(a) * sumAbsErr, sumErr: a * sumErr, sumErrSq: a * a * sumErrSq)
+    }
+
     public var bias: Double? { count.map { sumErr / $0 } }
 
     /// Mean absolute error, mean|f − o|.

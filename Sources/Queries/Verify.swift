@@ -140,34 +140,12 @@ public enum VerifyQuery {
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             group.firstValidTime = min(group.firstValidTime, validTime)
             group.lastValidTime = max(group.lastValidTime, validTime)
-            let rawForecast = row.double(3)
-            let rawObserved = row.double(4)
-
-            if isProbability {
-                let occurred = rawObserved >= threshold
-                group.scores.add(forecast: rawForecast, observed: occurred ? 100 : 0)
-                var brier = group.brier ?? BrierScore()
-                brier.add(probabilityPercent: rawForecast, occurred: occurred)
-                group.brier = brier
-            } else {
-                let observed = units.convert(rawObserved, quantity)
-                // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
-                let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, quantity)
-                group.scores.add(forecast: forecast, observed: observed)
-                if let rawReference = row.optionalDouble(5) {
-                    let reference = observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, quantity)
-                    group.forecastWithReference.add(forecast: forecast, observed: observed)
-                    group.persistence.add(forecast: reference, observed: observed)
-                }
-                if isPrecipitation {
-                    var table = group.contingency ?? Contingency()
-                    table.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
-                    group.contingency = table
-                }
-            }
+            add(&group, forecast: row.double(3), observed: row.double(4), reference: row.optionalDouble(5),
+                variable: variable, units: units, threshold: threshold)
             groups[key] = group
         }
         statement.reset()
+        try addSummaries(store, location: location, source: source, options: options, into: &groups)
 
         guard !groups.isEmpty else {
             var detail = try QuerySupport.coverage(store, location: location, source: source)
@@ -182,6 +160,86 @@ public enum VerifyQuery {
             location: location.name, variable: variable, source: source,
             options: .init(grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
             rows: rows)
+    }
+
+    /// Adds one forecast/observation pair (stored units) to a group's scores.
+    static func add(_ group: inout VerifyRow, forecast rawForecast: Double, observed rawObserved: Double, reference rawReference: Double?,
+                    variable: Variable, units: UnitSystem, threshold: Double) {
+        let quantity = variable.quantity
+        if variable.name == "precipitation_probability" {
+            let occurred = rawObserved >= threshold
+            group.scores.add(forecast: rawForecast, observed: occurred ? 100 : 0)
+            var brier = group.brier ?? BrierScore()
+            brier.add(probabilityPercent: rawForecast, occurred: occurred)
+            group.brier = brier
+            return
+        }
+        let observed = units.convert(rawObserved, quantity)
+        // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
+        let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, quantity)
+        group.scores.add(forecast: forecast, observed: observed)
+        if let rawReference {
+            let reference = observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, quantity)
+            group.forecastWithReference.add(forecast: forecast, observed: observed)
+            group.persistence.add(forecast: reference, observed: observed)
+        }
+        if variable.name == "precipitation" {
+            var table = group.contingency ?? Contingency()
+            table.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
+            group.contingency = table
+        }
+    }
+
+    /// Adds what `wxdb prune` folded into `verification_summaries` (valid days inside the range).
+    /// Categorical and Brier sums were kept at the default threshold only, so another threshold
+    /// leaves pruned periods out of those scores (and, for precipitation_probability, entirely).
+    static func addSummaries(_ store: Store, location: Location, source: String, options: VerifyOptions,
+                             into groups: inout [String: VerifyRow]) throws {
+        let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
+        if options.variable.name == "precipitation_probability" && !defaultThreshold { return }
+        let fromDate = options.range.from.map { CivilTime.dateString(unix: $0 + 86399) } ?? "0000-00-00"
+        let toDate = options.range.to.map { CivilTime.dateString(unix: $0 - 86400 + 1) } ?? "9999-99-99"
+        let statement = try store.db.cachedStatement(
+            """
+            SELECT model, lead_from_h, lead_to_h, valid_date, n, sum_f, sum_o, sum_ff, sum_oo, sum_fo, sum_abs_err, sum_err, sum_err_sq,
+                   hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events
+            FROM verification_summaries
+            WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)
+              AND valid_date >= ? AND valid_date <= ?
+            """)
+        try statement.bind([.integer(location.id), .text(source), .text(options.variable.name), options.model.sqlValue,
+                            .text(fromDate), .text(toDate)])
+        defer { statement.reset() }
+        // Imperial display is an affine change of unit (x' = a·x + b), which partial sums follow exactly.
+        let quantity = options.variable.quantity
+        let scale = options.units.convertDifference(1, quantity)
+        let offset = options.units.convert(0, quantity)
+        let isProbability = options.variable.name == "precipitation_probability"
+        while let row = try statement.step() {
+            guard let (from, to) = bucket(Double(row.int(1)), options.grouping) else { continue }
+            let model = options.grouping == .model ? row.string(0) : nil
+            let key = (model ?? "") + "\u{1}" + String(from)
+            var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
+            let stored = ContinuousScores(
+                n: row.int(4), sumF: row.double(5), sumO: row.double(6), sumFF: row.double(7), sumOO: row.double(8),
+                sumFO: row.double(9), sumAbsErr: row.double(10), sumErr: row.double(11), sumErrSq: row.double(12))
+            group.scores.merge(isProbability ? stored : stored.affine(scale: scale, offset: offset))
+            if let day = CivilTime.parse(row.string(3)) {
+                group.firstValidTime = min(group.firstValidTime, day.wallSeconds)
+                group.lastValidTime = max(group.lastValidTime, day.wallSeconds + 86400 - 3600)
+            }
+            if defaultThreshold, let hits = row.optionalInt(13) {
+                var table = group.contingency ?? Contingency()
+                table.merge(Contingency(a: hits, b: row.int(14), c: row.int(15), d: row.int(16)))
+                group.contingency = table
+            }
+            if let brierN = row.optionalInt(17) {
+                var brier = group.brier ?? BrierScore()
+                brier.merge(BrierScore(n: brierN, sumSquaredError: row.double(18), occurrences: row.int(19)))
+                group.brier = brier
+            }
+            groups[key] = group
+        }
     }
 
     /// The `[from, to)` lead range a lead falls in; nil for negative leads and leads of 384 h or more.
