@@ -71,7 +71,18 @@ public enum WXDB {
     static func deepestCommand(_ arguments: [String]) -> (Command, [String])? {
         var command = root
         var path = ["wxdb"]
-        for arg in arguments where !arg.hasPrefix("-") {
+        var index = 0
+        while index < arguments.count {
+            let arg = arguments[index]
+            index += 1
+            if arg.hasPrefix("--") {
+                // Skip an option's value so `--db PATH query` still finds `query`.
+                let name = String(arg.dropFirst(2))
+                if !name.contains("="), (command.options + globalOptions).contains(where: { $0.name == name && $0.valueName != nil }) {
+                    index += 1
+                }
+                continue
+            }
             guard let sub = command.subcommands.first(where: { $0.name == arg }) else { break }
             command = sub
             path.append(arg)
