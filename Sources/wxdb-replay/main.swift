@@ -90,4 +90,12 @@ FileHandle.standardOutput.write(Data((server.baseURL + "\n").utf8))
 // default action, and the process died with status 143 instead of exiting cleanly.)
 signal(SIGTERM) { _ in _exit(0) }
 signal(SIGINT) { _ in _exit(0) }
+// A parent may spawn us from a thread that blocks these signals (Foundation's Process on Linux
+// passes on the mask of the libdispatch thread that calls run()); the mask is inherited, and a
+// blocked SIGTERM would stay pending forever.
+var unblock = sigset_t()
+sigemptyset(&unblock)
+sigaddset(&unblock, SIGTERM)
+sigaddset(&unblock, SIGINT)
+pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
 while true { pause() }
