@@ -4,6 +4,9 @@ import Foundation
 import Testing
 import WxFetcher
 import WxReplay
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("ReplayServer")
 struct ReplayServerTests {
@@ -255,10 +258,7 @@ struct ReplayServerTests {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // Read the single line the process prints once it is listening.
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
@@ -270,6 +270,15 @@ struct ReplayServerTests {
         #expect(base.hasPrefix("http://127.0.0.1:"))
         let response = try await Support.client(attempts: 1).get(URL(string: base + "/v1/search?name=hollywood")!)
         #expect(response.status == 200)
+
+        // SIGTERM must end it promptly with status 0. Poll instead of waitUntilExit(), which
+        // would hang the suite if the signal were lost.
+        process.terminate()
+        for _ in 0..<100 where process.isRunning { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(!process.isRunning, "wxdb-replay ignored SIGTERM")
+        if !process.isRunning {
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        }
     }
 }
 
