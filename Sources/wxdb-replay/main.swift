@@ -25,6 +25,56 @@ Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control
 /_control/reset, /_control/meta?model=&init=, /_control/run-interval?seconds=
 """
 
+/// `generate --out DIR --lat D --lon D [--timezone TZ] --start ISO-UTC-HOUR --days N [--every HOURS]`:
+/// writes `DIR/runs.txt` (one `FILE FETCHED_AT` line per forecast response, oldest first), the
+/// response files, and `DIR/observations.csv` covering the days fetched.
+func generate(_ arguments: [String]) -> Never {
+    var options: [String: String] = [:]
+    var rest = arguments
+    while !rest.isEmpty {
+        let key = rest.removeFirst()
+        guard key.hasPrefix("--"), !rest.isEmpty else { fail("generate: expected --option value, got \(key)") }
+        options[String(key.dropFirst(2))] = rest.removeFirst()
+    }
+    guard let out = options["out"], let lat = options["lat"].flatMap(Double.init), let lon = options["lon"].flatMap(Double.init),
+          let startText = options["start"], let days = options["days"].flatMap(Int.init), days > 0 else {
+        fail("generate needs --out DIR --lat D --lon D --start YYYY-MM-DDTHH:00Z --days N")
+    }
+    let every = options["every"].flatMap(Int.init) ?? 3
+    let timezone = options["timezone"] ?? "GMT"
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    guard let start = formatter.date(from: startText.count == 17 ? startText.replacingOccurrences(of: "Z", with: ":00Z") : startText) else {
+        fail("generate: --start must look like 2026-11-20T00:00Z")
+    }
+    let folder = URL(fileURLWithPath: out)
+    do {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var index = ""
+        var t = start
+        let end = start.addingTimeInterval(TimeInterval(days * 86400))
+        while t < end {
+            // Fetched 4 h after the run started, as global models become available.
+            let fetched = t.addingTimeInterval(4 * 3600 + 137)
+            let run = Int(t.timeIntervalSince1970) / (every * 3600)
+            let body = try SyntheticHistory.forecast(latitude: lat, longitude: lon, timezone: timezone, now: fetched, run: run)
+            let name = "run-\(Int(t.timeIntervalSince1970)).json"
+            try body.write(to: folder.appendingPathComponent(name))
+            index += "\(name) \(formatter.string(from: fetched))\n"
+            t = t.addingTimeInterval(TimeInterval(every * 3600))
+        }
+        try index.write(to: folder.appendingPathComponent("runs.txt"), atomically: true, encoding: .utf8)
+        let dayFormatter = ISO8601DateFormatter()
+        dayFormatter.formatOptions = [.withFullDate]
+        let csv = try SyntheticHistory.observationsCSV(latitude: lat, longitude: lon, startDate: dayFormatter.string(from: start),
+                                                       endDate: dayFormatter.string(from: end.addingTimeInterval(-1)))
+        try csv.write(to: folder.appendingPathComponent("observations.csv"), atomically: true, encoding: .utf8)
+    } catch {
+        fail("generate: \(error)")
+    }
+    exit(0)
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("wxdb-replay: \(message)\n\n\(usage)\n".utf8))
     exit(2)
@@ -36,6 +86,13 @@ var runInterval: Int?
 var forecasts: [(Double, Double, URL)] = []
 
 var args = Array(CommandLine.arguments.dropFirst())
+
+// `wxdb-replay generate`: write a synthetic history (forecast files + observations CSV) and exit.
+if args.first == "generate" {
+    args.removeFirst()
+    generate(args)
+}
+
 while !args.isEmpty {
     let arg = args.removeFirst()
     func value() -> String {

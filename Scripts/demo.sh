@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The offline demo: builds wxdb, starts the local replay server (recorded Open-Meteo responses and
+# synthetic forecasts on 127.0.0.1), adds two locations, ingests over HTTP, imports five days of
+# generated hourly runs with their fetch times plus observations, and prints a verification table,
+# a forecast-evolution table and a CSV. Everything goes to a temporary database it names; your own
+# wxdb database is never touched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+if [ ! -f /usr/include/sqlite3.h ] && ! pkg-config --exists sqlite3 2>/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    say "Installing libsqlite3-dev"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev pkg-config
+  else
+    echo "Error: wxdb needs SQLite's development files: sudo apt-get install -y libsqlite3-dev" >&2
+    exit 1
+  fi
+fi
+
+say "Building wxdb (release)"
+swift build -c release --product wxdb 2>&1 | tail -1
+swift build -c release --product wxdb-replay 2>&1 | tail -1
+bin=$(swift build -c release --show-bin-path)
+wxdb() { "$bin/wxdb" "$@"; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/wxdb-demo.XXXXXX")
+export WXDB_DB="$work/wxdb-demo.sqlite"
+unset WXDB_API_KEY
+
+say "Starting the replay server (no internet needed)"
+"$bin/wxdb-replay" --fixtures Fixtures > "$work/replay.url" 2> "$work/replay.log" &
+replay=$!
+trap 'kill $replay 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [ -s "$work/replay.url" ] && break; sleep 0.1; done
+base=$(head -n1 "$work/replay.url")
+[ -n "$base" ] || { echo "Error: the replay server did not start; see $work/replay.log" >&2; exit 1; }
+export WXDB_FORECAST_URL="$base/v1/forecast" WXDB_ARCHIVE_URL="$base/v1/archive"
+export WXDB_GEOCODING_URL="$base/v1/search" WXDB_META_URL="$base/data"
+echo "replay server: $base"
+echo "demo database: $WXDB_DB"
+
+say "Adding two locations (one by name, through the geocoding API)"
+wxdb locations add Berlin --lat 52.52 --lon 13.41 --timezone Europe/Berlin
+wxdb locations add Hollywood
+wxdb locations list
+
+say "Ingesting over HTTP (one request for both), then again: the same content is recorded, not stored twice"
+wxdb ingest
+wxdb ingest
+
+say "Importing five days of generated hourly runs (every 3 h, with their fetch times) and station observations"
+"$bin/wxdb-replay" generate --out "$work/history" --lat 52.52 --lon 13.41 --timezone Europe/Berlin \
+  --start 2026-11-20T00:00Z --days 5 --every 3
+count=0
+while read -r file fetched; do
+  wxdb --quiet import "$work/history/$file" --location Berlin --fetched-at "$fetched"
+  count=$((count + 1))
+done < "$work/history/runs.txt"
+echo "imported $count responses"
+wxdb observe import "$work/history/observations.csv" --location Berlin --source station
+
+say "Runs stored for Berlin (first lines)"
+wxdb query runs --location Berlin --from 2026-11-20 --to 2026-11-21
+
+say "How good were the forecasts? (query verify)"
+wxdb query verify --location Berlin --var temperature_2m --source station
+
+say "How the forecast for 2026-11-24 12:00 (Berlin time) converged, run after run (query forecast)"
+wxdb query forecast --location Berlin --at 2026-11-24T12:00 --source station
+
+say "Forecast/observed pairs as CSV (export pairs)"
+wxdb export pairs --location Berlin --source station --output "$work/berlin-pairs.csv"
+head -n 4 "$work/berlin-pairs.csv"
+echo "... $(($(wc -l < "$work/berlin-pairs.csv") - 1)) pairs in $work/berlin-pairs.csv"
+
+say "Health"
+wxdb stats --days 1 | head -n 12
+
+say "Done"
+echo "Everything is in $work (database: $WXDB_DB). Remove it with: rm -r '$work'"
