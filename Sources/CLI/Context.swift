@@ -38,8 +38,12 @@ public final class Context: @unchecked Sendable {
     public var verbose: Bool { parsed.flag("verbose") }
 
     /// Opens the database (creating and migrating it on first use).
+    /// Writers wait this long for another process's write to finish before giving up; generous,
+    /// because an hourly job is better late than failed.
+    public static let busyTimeoutMilliseconds: Int32 = 30_000
+
     public func openStore(create: Bool = true) throws -> Store {
-        try Store.open(path: databasePath, create: create)
+        try Store.open(path: databasePath, create: create, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds)
     }
 
     /// Writes to stdout (buffered; flushed at exit and by `flush`).
