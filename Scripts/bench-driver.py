@@ -165,66 +165,85 @@ class Bench:
         fetched = self.manifest[0]["fetched_at"]
         # One process: every file in one invocation (wxdb import is one transaction for all files).
         self.log("ingest, one process: wxdb import of %d files" % self.n_files)
-        self.new_wxdb(w)
-        rw = measured([self.wxdb, "--db", w, "--quiet", "import", *self.files, "--location", LOC, "--fetched-at", iso(fetched)])
+        reps = 3 if self.quick else 2
+        rw = None
+        for _ in range(reps):
+            self.new_wxdb(w)
+            r = measured([self.wxdb, "--db", w, "--quiet", "import", *self.files, "--location", LOC, "--fetched-at", iso(fetched)])
+            rw = r if rw is None or r.wall < rw.wall else rw
         cw = counts(w)
         self.log("ingest, one process: python baseline")
-        self.new_python(p)
-        rp = measured([PY, BASELINE, p, "import", "--location", LOC, "--fetched-at", str(fetched), *self.files])
+        rp = None
+        for _ in range(reps):
+            self.new_python(p)
+            r = measured([PY, BASELINE, p, "import", "--location", LOC, "--fetched-at", str(fetched), *self.files])
+            rp = r if rp is None or r.wall < rp.wall else rp
         cp = counts(p)
         self.log("ingest, one process: sqlite3 .import floor")
-        self.new_floor(fl)
         d = self.ingest_dir
-        rf = measured(self.floor_import_cmd(fl, *(os.path.join(d, n + ".csv") for n in ("runs", "hourly", "daily"))))
+        rf = None
+        for _ in range(reps):
+            self.new_floor(fl)
+            r = measured(self.floor_import_cmd(fl, *(os.path.join(d, n + ".csv") for n in ("runs", "hourly", "daily"))))
+            rf = r if rf is None or r.wall < rf.wall else rf
         cf = counts(fl)
         if not (cw["values"] == cp["values"] == cf["values"]):
             self.notes.append("value counts differ: wxdb %d, python %d, floor %d" % (cw["values"], cp["values"], cf["values"]))
         v = cw["values"]
         self.ingest_one = (rw, rp, rf, v)
         self.row("Ingest", "one process, %d responses (%s values), values/s" % (self.n_files, f"{v:,}"),
-                 rate(v, rw), "python %s" % rate(v, rp), "%.1fx" % (rp.wall / rw.wall), "≥ 5x python", rp.wall / rw.wall >= 5)
+                 rate(v, rw), "python %s" % rate(v, rp), "%.1fx faster" % (rp.wall / rw.wall), "≥ 5x python", rp.wall / rw.wall >= 5)
         self.row("Ingest", "one process, beside the floor", rate(v, rw), "sqlite3 .import %s" % rate(v, rf),
-                 "%.2fx slower" % (rw.wall / rf.wall), "≤ 3x floor", rw.wall / rf.wall <= 3)
+                 "%.2fx the time" % (rw.wall / rf.wall), "≤ 3x floor", rw.wall / rf.wall <= 3)
         self.row("Ingest", "one process, peak RSS", mb(rw.rss_kb), "python %s, sqlite3 %s" % (mb(rp.rss_kb), mb(rf.rss_kb)),
                  "", "", None)
         self.storage_one = (w, p, cw, cp)
 
         # Per invocation, as hourly cron runs it: one process per response.
         n = min(self.n_invocations, self.n_files)
-        self.log("ingest, per invocation: %d wxdb processes" % n)
         wi, pi, fi = (os.path.join(self.work, n_) for n_ in ("wxdb-cron.sqlite", "python-cron.sqlite", "floor-cron.sqlite"))
+        self.log("ingest, per invocation: %d x (wxdb, python, sqlite3 .import) processes, interleaved" % n)
         self.new_wxdb(wi)
-        tw = self.loop([[self.wxdb, "--db", wi, "--quiet", "import", f, "--location", LOC, "--fetched-at", iso(m["fetched_at"])]
-                        for f, m in zip(self.files[:n], self.manifest[:n])])
-        self.log("ingest, per invocation: %d python processes" % n)
         self.new_python(pi)
-        tp = self.loop([[PY, BASELINE, pi, "import", "--location", LOC, "--fetched-at", str(m["fetched_at"]), f]
-                        for f, m in zip(self.files[:n], self.manifest[:n])])
-        self.log("ingest, per invocation: %d sqlite3 .import processes" % n)
         self.new_floor(fi)
-        tf = self.loop([self.floor_import_cmd(fi, *(os.path.join(self.per_run, "%s-%05d.csv" % (k, i + 1))
-                                                    for k in ("runs", "hourly", "daily"))) for i in range(n)])
+        cmds = []
+        for i, (f, m) in enumerate(zip(self.files[:n], self.manifest[:n])):
+            cmds.append((
+                [self.wxdb, "--db", wi, "--quiet", "import", f, "--location", LOC, "--fetched-at", iso(m["fetched_at"])],
+                [PY, BASELINE, pi, "import", "--location", LOC, "--fetched-at", str(m["fetched_at"]), f],
+                self.floor_import_cmd(fi, *(os.path.join(self.per_run, "%s-%05d.csv" % (k, i + 1)) for k in ("runs", "hourly", "daily")))))
+        tw, tp, tf = self.loop(cmds)
         ci = counts(wi)
         vi = ci["values"]
         self.row("Ingest", "per invocation, %d processes (%s values), values/s" % (n, f"{vi:,}"),
-                 rate(vi, tw), "python %s" % rate(vi, tp), "%.1fx" % (tp.wall / tw.wall), "≥ 5x python", tp.wall / tw.wall >= 5)
+                 rate(vi, tw), "python %s" % rate(vi, tp), "%.1fx faster" % (tp.wall / tw.wall), "≥ 5x python", tp.wall / tw.wall >= 5)
         self.row("Ingest", "per invocation, beside the floor", rate(vi, tw), "sqlite3 .import %s" % rate(vi, tf),
-                 "%.2fx slower" % (tw.wall / tf.wall), "≤ 3x floor", tw.wall / tf.wall <= 3)
+                 "%.2fx the time" % (tw.wall / tf.wall), "≤ 3x floor", tw.wall / tf.wall <= 3)
+        self.row("Ingest", "per invocation, CPU s (user+sys) in all", "%.2f s" % tw.cpu, "python %.2f s, sqlite3 %.2f s" % (tp.cpu, tf.cpu),
+                 "%.1fx less than python" % (tp.cpu / tw.cpu), "", None)
         self.row("Ingest", "per invocation, median ms per response", "%.1f ms" % (tw.median * 1000),
                  "python %.1f ms, sqlite3 %.1f ms" % (tp.median * 1000, tf.median * 1000), "", "", None)
         self.cron = (wi, pi, n)
 
     def loop(self, cmds):
-        walls, cpus, rss = [], [], 0
-        start = time.perf_counter()
-        for c in cmds:
-            r = measured(c)
-            walls.append(r.wall)
-            cpus.append(r.cpu)
-            rss = max(rss, r.rss_kb)
-        r = Run(time.perf_counter() - start, sum(cpus), rss)
-        r.median = statistics.median(walls)
-        return r
+        """Runs each tuple of commands in turn (interleaved, so a busy machine slows all alike);
+        returns one total per position."""
+        k = len(cmds[0])
+        walls = [[] for _ in range(k)]
+        cpus = [0.0] * k
+        rss = [0] * k
+        for group in cmds:
+            for j, c in enumerate(group):
+                r = measured(c)
+                walls[j].append(r.wall)
+                cpus[j] += r.cpu
+                rss[j] = max(rss[j], r.rss_kb)
+        out = []
+        for j in range(k):
+            r = Run(sum(walls[j]), cpus[j], rss[j])
+            r.median = statistics.median(walls[j])
+            out.append(r)
+        return out
 
     # ---------------------------------------------------------------- storage
 
@@ -234,7 +253,7 @@ class Bench:
         v = cw["values"]
         self.row("Storage", "bytes on disk per stored forecast value (%d runs)" % cw["runs"], "%.2f" % (bw / v),
                  "raw JSON %.2f, python db %.2f" % (self.json_bytes / v, bp / cp["values"]),
-                 "%.1fx smaller than JSON" % (self.json_bytes / bw), "≤ 12 B", bw / v <= 12)
+                 "%.2fx the JSON" % (bw / self.json_bytes), "≤ 12 B", bw / v <= 12)
         self.breakdown = sql(w, "SELECT name, sum(pgsize), sum(payload), sum(ncell) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 8;")
 
         # Unchanged content fetched again, as cron does when the model has not updated: the latest
@@ -336,7 +355,7 @@ COMMIT;
             ours = min((measured([self.wxdb, "--db", path, "query", "verify", "--location", LOC, "--format", "json"], capture=True)
                         for _ in range(3)), key=lambda r: r.wall)
             self.row("Verify", "query verify, %s" % label, ms(ours.wall), "sqlite3 CLI %s" % ms(base.wall),
-                     "%.2fx" % (ours.wall / base.wall), "≤ 1.3x", ours.wall / base.wall <= 1.3)
+                     "%.2fx the time" % (ours.wall / base.wall), "≤ 1.3x", ours.wall / base.wall <= 1.3)
             self.verify_outputs = (ours.out.decode(), base.out.decode())
         else:
             self.row("Verify", "query verify, %s" % label, "n/a (query verify not built)", "sqlite3 CLI %s" % ms(base.wall),
@@ -357,7 +376,10 @@ COMMIT;
         self.log("export: sqlite3 -csv")
         base = measured(["sqlite3", "-batch", "-csv", "-header", path, EXPORT_SQL])
         self.row("Export", "export pairs, %s rows, rows/s" % f"{pairs:,}", rate(pairs, ours), "sqlite3 -csv %s" % rate(pairs, base),
-                 "%.2fx slower" % (ours.wall / base.wall), "≤ 1.5x", ours.wall / base.wall <= 1.5)
+                 "%.2fx the time" % (ours.wall / base.wall), "≤ 1.5x", ours.wall / base.wall <= 1.5)
+        raw = measured(["sqlite3", "-batch", "-csv", "-header", path, EXPORT_RAW_SQL])
+        self.row("Export", "(for scale) the same rows, times as unix seconds", "", "sqlite3 -csv %s" % rate(pairs, raw),
+                 "%.2fx the time" % (ours.wall / raw.wall), "", None)
         self.row("Export", "export pairs, peak RSS (%s rows)" % f"{pairs:,}", mb(ours.rss_kb), "sqlite3 -csv %s" % mb(base.rss_kb), "",
                  "< 64 MB", ours.rss_kb < 64 * 1024)
         if self.quick:
@@ -368,7 +390,7 @@ COMMIT;
         w = [measured([self.wxdb, "--version"]) for _ in range(k)]
         s = [measured(["sqlite3", "--version"]) for _ in range(k)]
         mw, ms_ = statistics.median(r.wall for r in w), statistics.median(r.wall for r in s)
-        self.row("Start-up", "wxdb --version, median of %d" % k, ms(mw), "sqlite3 --version %s" % ms(ms_), "%.1fx" % (mw / ms_), "", None)
+        self.row("Start-up", "wxdb --version, median of %d" % k, ms(mw), "sqlite3 --version %s" % ms(ms_), "%.1fx the time" % (mw / ms_), "", None)
         self.row("Start-up", "peak RSS", mb(max(r.rss_kb for r in w)), "sqlite3 %s" % mb(max(r.rss_kb for r in s)), "", "", None)
 
     # ---------------------------------------------------------------- report
@@ -435,6 +457,15 @@ EXPORT_SQL = """
 SELECT location, model, strftime('%Y-%m-%dT%H:%M:%SZ', issued_at, 'unixepoch') AS issued_at,
        strftime('%Y-%m-%dT%H:%M:%SZ', valid_time, 'unixepoch') AS valid_time, lead_hours,
        'temperature_2m' AS variable, forecast_temperature_2m AS forecast, observed_temperature_2m AS observed, source
+FROM forecast_observation_pairs
+WHERE location_id = 1 AND source = 'station' AND forecast_temperature_2m IS NOT NULL AND observed_temperature_2m IS NOT NULL
+ORDER BY issued_at, run_id, valid_time;
+"""
+
+
+EXPORT_RAW_SQL = """
+SELECT location, model, issued_at, valid_time, lead_hours, 'temperature_2m' AS variable,
+       forecast_temperature_2m AS forecast, observed_temperature_2m AS observed, source
 FROM forecast_observation_pairs
 WHERE location_id = 1 AND source = 'station' AND forecast_temperature_2m IS NOT NULL AND observed_temperature_2m IS NOT NULL
 ORDER BY issued_at, run_id, valid_time;
