@@ -369,8 +369,7 @@ COMMIT;
         if not os.path.exists(path) or self.a.regen:
             self.log("export data: %d runs (~%s pairs) via SQL" % (runs, f"{runs * 384:,}"))
             self.synth_db(path, runs, 3, runs * 3 + 400, start_at_midnight=False)
-        pairs = int(sql(path, "SELECT count(*) FROM forecast_observation_pairs WHERE location_id = 1 AND source = 'station' "
-                              "AND forecast_temperature_2m IS NOT NULL AND observed_temperature_2m IS NOT NULL;"))
+        pairs = int(sql(path, "SELECT count(*) " + PAIRS_FROM + ";"))
         self.log("export: wxdb export pairs (%s rows)" % f"{pairs:,}")
         ours = measured([self.wxdb, "--db", path, "export", "pairs", "--location", LOC, "--source", "station"])
         self.log("export: sqlite3 -csv")
@@ -453,22 +452,28 @@ SELECT lo AS lead_from_h, CASE lo WHEN 0 THEN 6 WHEN 6 THEN 12 WHEN 12 THEN 24 E
 FROM b GROUP BY lo ORDER BY lo;
 """
 
-EXPORT_SQL = """
-SELECT location, model, strftime('%Y-%m-%dT%H:%M:%SZ', issued_at, 'unixepoch') AS issued_at,
-       strftime('%Y-%m-%dT%H:%M:%SZ', valid_time, 'unixepoch') AS valid_time, lead_hours,
-       'temperature_2m' AS variable, forecast_temperature_2m AS forecast, observed_temperature_2m AS observed, source
-FROM forecast_observation_pairs
-WHERE location_id = 1 AND source = 'station' AND forecast_temperature_2m IS NOT NULL AND observed_temperature_2m IS NOT NULL
-ORDER BY issued_at, run_id, valid_time;
+# The pairs of forecast_observation_pairs for one location and source, joined in the order wxdb's
+# export uses (through the view, SQLite's plan is quadratic in the history length).
+PAIRS_FROM = """
+FROM locations l CROSS JOIN forecast_runs r INDEXED BY forecast_runs_by_location_issued CROSS JOIN hourly_forecasts h CROSS JOIN observations o
+WHERE l.id = 1 AND r.location_id = l.id AND h.run_id = r.id AND h.valid_time >= r.issued_at
+  AND o.location_id = r.location_id AND o.source = 'station' AND o.time = h.valid_time
+  AND h.temperature_2m IS NOT NULL AND o.temperature_2m IS NOT NULL
 """
 
+EXPORT_SQL = """
+SELECT l.name AS location, r.model, strftime('%Y-%m-%dT%H:%M:%SZ', r.issued_at, 'unixepoch') AS issued_at,
+       strftime('%Y-%m-%dT%H:%M:%SZ', h.valid_time, 'unixepoch') AS valid_time, (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
+       'temperature_2m' AS variable, h.temperature_2m AS forecast, o.temperature_2m AS observed, o.source
+""" + PAIRS_FROM + """
+ORDER BY r.issued_at, r.id, h.valid_time;
+"""
 
 EXPORT_RAW_SQL = """
-SELECT location, model, issued_at, valid_time, lead_hours, 'temperature_2m' AS variable,
-       forecast_temperature_2m AS forecast, observed_temperature_2m AS observed, source
-FROM forecast_observation_pairs
-WHERE location_id = 1 AND source = 'station' AND forecast_temperature_2m IS NOT NULL AND observed_temperature_2m IS NOT NULL
-ORDER BY issued_at, run_id, valid_time;
+SELECT l.name AS location, r.model, r.issued_at, h.valid_time, (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
+       'temperature_2m' AS variable, h.temperature_2m AS forecast, o.temperature_2m AS observed, o.source
+""" + PAIRS_FROM + """
+ORDER BY r.issued_at, r.id, h.valid_time;
 """
 
 
