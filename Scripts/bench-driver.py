@@ -1,0 +1,556 @@
+#!/usr/bin/env python3
+"""Measures wxdb beside its baselines and writes BENCHMARKS.md. Run through Scripts/bench.
+
+Every figure in the table is measured in this run, beside a baseline measured in the same run on
+the same data: the Python script (Scripts/bench-baseline.py, `json` + `sqlite3`), the sqlite3
+CLI's `.import` of the same rows as CSV (the floor), and the sqlite3 CLI running the same SQL.
+Wall time is the primary figure; CPU time (user+sys of the child) is shown beside it because the
+machine may be shared. Peak RSS is the child's ru_maxrss (VmHWM) from wait4.
+"""
+import argparse
+import datetime
+import glob
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+SCRIPTS = os.path.join(ROOT, "Scripts")
+sys.path.insert(0, SCRIPTS)
+gen = __import__("bench-gen")
+
+PY = sys.executable
+BASELINE = os.path.join(SCRIPTS, "bench-baseline.py")
+LOC = "Berlin"
+
+
+class Run:
+    def __init__(self, wall, cpu, rss_kb, out=b"", rc=0):
+        self.wall, self.cpu, self.rss_kb, self.out, self.rc = wall, cpu, rss_kb, out, rc
+
+
+def measured(cmd, stdin=None, stdout=subprocess.DEVNULL, check=True, capture=False):
+    """Like run, with CPU time and peak RSS from wait4 (the child is reaped here, not by Popen)."""
+    start = time.perf_counter()
+    out_target = subprocess.PIPE if capture else stdout
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                         stdout=out_target, stderr=subprocess.PIPE)
+    # Feed/drain pipes without waiting for the child, then reap it with wait4 for its rusage.
+    out = b""
+    if stdin is not None:
+        p.stdin.write(stdin)
+        p.stdin.close()
+    if capture:
+        out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - start
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if check and p.returncode != 0:
+        sys.stderr.write("command failed (%d): %s\n%s\n" % (p.returncode, " ".join(cmd[:8]), err.decode(errors="replace")[-2000:]))
+        raise SystemExit(1)
+    return Run(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, out, p.returncode)
+
+
+def sql(db, text, capture=True):
+    r = measured(["sqlite3", "-batch", db], stdin=text.encode(), capture=capture)
+    return r.out.decode().strip()
+
+
+def rm_db(path):
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+
+
+def db_bytes(path):
+    """Bytes on disk after a checkpoint (WAL folded into the main file)."""
+    sql(path, "PRAGMA wal_checkpoint(TRUNCATE);")
+    return sum(os.path.getsize(path + s) for s in ("", "-wal") if os.path.exists(path + s))
+
+
+def counts(path):
+    out = sql(path, "SELECT (SELECT count(*) FROM forecast_runs), (SELECT count(*) FROM hourly_forecasts), "
+                    "(SELECT count(*) FROM daily_forecasts), (SELECT count(*) FROM fetch_log), (SELECT count(*) FROM observations);")
+    runs, hours, days, log, obs = map(int, out.split("|"))
+    return {"runs": runs, "hours": hours, "days": days, "log": log, "obs": obs, "values": hours * 12 + days * 8}
+
+
+def iso(t):
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.quick = args.quick
+        self.wxdb = os.path.join(ROOT, ".build", "release", "wxdb")
+        self.work = os.path.abspath(args.work)
+        os.makedirs(self.work, exist_ok=True)
+        self.rows = []      # (section, measure, wxdb, baseline, ratio, target, verdict)
+        self.notes = []
+        self.n_files = args.files or (300 if self.quick else 2000)
+        self.n_invocations = args.invocations or (60 if self.quick else 500)
+        self.export_pairs = args.pairs or (1_000_000 if self.quick else 10_000_000)
+        self.verify_days = 60 if self.quick else 365
+
+    def log(self, msg):
+        sys.stderr.write("[bench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+        sys.stderr.flush()
+
+    def row(self, section, measure, ours, base, ratio, target, ok):
+        verdict = "" if ok is None else ("met" if ok else "**missed**")
+        self.rows.append((section, measure, ours, base, ratio, target, verdict))
+
+    # ---------------------------------------------------------------- data
+
+    def data(self):
+        d = os.path.join(self.work, "ingest-%d" % self.n_files)
+        if not os.path.exists(os.path.join(d, "manifest.json")):
+            self.log("generating %d responses in %s" % (self.n_files, d))
+            gen.main([d, "--count", str(self.n_files), "--csv"])
+        self.ingest_dir = d
+        self.files = sorted(glob.glob(os.path.join(d, "r*.json")))
+        self.manifest = json.load(open(os.path.join(d, "manifest.json")))["files"]
+        self.json_bytes = sum(os.path.getsize(f) for f in self.files)
+        # Per-run CSVs for the per-invocation floor.
+        pr = os.path.join(d, "per-run")
+        if not os.path.exists(os.path.join(pr, "done")):
+            os.makedirs(pr, exist_ok=True)
+            for name in ("runs", "hourly", "daily"):
+                handles = {}
+                with open(os.path.join(d, name + ".csv")) as f:
+                    for line in f:
+                        rid = int(line.split(",", 1)[0])
+                        if rid > self.n_invocations:
+                            break
+                        if rid not in handles:
+                            handles[rid] = open(os.path.join(pr, "%s-%05d.csv" % (name, rid)), "w")
+                        handles[rid].write(line)
+                for h in handles.values():
+                    h.close()
+            open(os.path.join(pr, "done"), "w").close()
+        self.per_run = pr
+
+    # ---------------------------------------------------------------- ingest
+
+    def new_wxdb(self, path):
+        rm_db(path)
+        measured([self.wxdb, "--db", path, "--quiet", "locations", "add", LOC, "--lat", "52.52", "--lon", "13.41",
+                  "--timezone", "Europe/Berlin"])
+
+    def new_python(self, path):
+        rm_db(path)
+        measured([PY, BASELINE, path, "add-location", LOC, "52.52", "13.41", "Europe/Berlin"])
+
+    def new_floor(self, path):
+        rm_db(path)
+        script = "".join(open(m).read() + "\n" for m in sorted(glob.glob(os.path.join(ROOT, "Migrations", "*.sql"))))
+        sql(path, "PRAGMA journal_mode=WAL;\n" + script +
+            "INSERT INTO locations (id, name, latitude, longitude, timezone, created_at) VALUES (1, 'Berlin', 52.52, 13.41, 'Europe/Berlin', 0);")
+
+    def floor_import_cmd(self, path, runs, hourly, daily):
+        return ["sqlite3", "-batch", path, "-cmd", "PRAGMA synchronous=NORMAL", "-cmd", "PRAGMA foreign_keys=ON",
+                ".import --csv %s forecast_runs" % runs, ".import --csv %s hourly_forecasts" % hourly,
+                ".import --csv %s daily_forecasts" % daily]
+
+    def ingest(self):
+        w, p, fl = (os.path.join(self.work, n) for n in ("wxdb.sqlite", "python.sqlite", "floor.sqlite"))
+        fetched = self.manifest[0]["fetched_at"]
+        # One process: every file in one invocation (wxdb import is one transaction for all files).
+        self.log("ingest, one process: wxdb import of %d files" % self.n_files)
+        reps = 3 if self.quick else 2
+        rw = None
+        for _ in range(reps):
+            self.new_wxdb(w)
+            r = measured([self.wxdb, "--db", w, "--quiet", "import", *self.files, "--location", LOC, "--fetched-at", iso(fetched)])
+            rw = r if rw is None or r.wall < rw.wall else rw
+        cw = counts(w)
+        self.log("ingest, one process: python baseline")
+        rp = None
+        for _ in range(reps):
+            self.new_python(p)
+            r = measured([PY, BASELINE, p, "import", "--location", LOC, "--fetched-at", str(fetched), *self.files])
+            rp = r if rp is None or r.wall < rp.wall else rp
+        cp = counts(p)
+        self.log("ingest, one process: sqlite3 .import floor")
+        d = self.ingest_dir
+        rf = None
+        for _ in range(reps):
+            self.new_floor(fl)
+            r = measured(self.floor_import_cmd(fl, *(os.path.join(d, n + ".csv") for n in ("runs", "hourly", "daily"))))
+            rf = r if rf is None or r.wall < rf.wall else rf
+        cf = counts(fl)
+        if not (cw["values"] == cp["values"] == cf["values"]):
+            self.notes.append("value counts differ: wxdb %d, python %d, floor %d" % (cw["values"], cp["values"], cf["values"]))
+        v = cw["values"]
+        self.ingest_one = (rw, rp, rf, v)
+        self.row("Ingest", "one process, %d responses (%s values), values/s" % (self.n_files, f"{v:,}"),
+                 rate(v, rw), "python %s" % rate(v, rp), "%.1fx faster" % (rp.wall / rw.wall), "≥ 5x python", rp.wall / rw.wall >= 5)
+        self.row("Ingest", "one process, beside the floor", rate(v, rw), "sqlite3 .import %s" % rate(v, rf),
+                 "%.2fx the time" % (rw.wall / rf.wall), "≤ 3x floor", rw.wall / rf.wall <= 3)
+        self.row("Ingest", "one process, peak RSS", mb(rw.rss_kb), "python %s, sqlite3 %s" % (mb(rp.rss_kb), mb(rf.rss_kb)),
+                 "", "", None)
+        self.storage_one = (w, p, cw, cp)
+
+        # Per invocation, as hourly cron runs it: one process per response.
+        n = min(self.n_invocations, self.n_files)
+        wi, pi, fi = (os.path.join(self.work, n_) for n_ in ("wxdb-cron.sqlite", "python-cron.sqlite", "floor-cron.sqlite"))
+        self.log("ingest, per invocation: %d x (wxdb, python, sqlite3 .import) processes, interleaved" % n)
+        self.new_wxdb(wi)
+        self.new_python(pi)
+        self.new_floor(fi)
+        cmds = []
+        for i, (f, m) in enumerate(zip(self.files[:n], self.manifest[:n])):
+            cmds.append((
+                [self.wxdb, "--db", wi, "--quiet", "import", f, "--location", LOC, "--fetched-at", iso(m["fetched_at"])],
+                [PY, BASELINE, pi, "import", "--location", LOC, "--fetched-at", str(m["fetched_at"]), f],
+                self.floor_import_cmd(fi, *(os.path.join(self.per_run, "%s-%05d.csv" % (k, i + 1)) for k in ("runs", "hourly", "daily")))))
+        tw, tp, tf = self.loop(cmds)
+        ci = counts(wi)
+        vi = ci["values"]
+        self.row("Ingest", "per invocation, %d processes (%s values), values/s" % (n, f"{vi:,}"),
+                 rate(vi, tw), "python %s" % rate(vi, tp), "%.1fx faster" % (tp.wall / tw.wall), "≥ 5x python", tp.wall / tw.wall >= 5)
+        self.row("Ingest", "per invocation, beside the floor", rate(vi, tw), "sqlite3 .import %s" % rate(vi, tf),
+                 "%.2fx the time" % (tw.wall / tf.wall), "≤ 3x floor", tw.wall / tf.wall <= 3)
+        self.row("Ingest", "per invocation, CPU s (user+sys) in all", "%.2f s" % tw.cpu, "python %.2f s, sqlite3 %.2f s" % (tp.cpu, tf.cpu),
+                 "%.1fx less than python" % (tp.cpu / tw.cpu), "", None)
+        self.row("Ingest", "per invocation, median ms per response", "%.1f ms" % (tw.median * 1000),
+                 "python %.1f ms, sqlite3 %.1f ms" % (tp.median * 1000, tf.median * 1000), "", "", None)
+        self.cron = (wi, pi, n)
+
+    def loop(self, cmds):
+        """Runs each tuple of commands in turn (interleaved, so a busy machine slows all alike);
+        returns one total per position."""
+        k = len(cmds[0])
+        walls = [[] for _ in range(k)]
+        cpus = [0.0] * k
+        rss = [0] * k
+        for group in cmds:
+            for j, c in enumerate(group):
+                r = measured(c)
+                walls[j].append(r.wall)
+                cpus[j] += r.cpu
+                rss[j] = max(rss[j], r.rss_kb)
+        out = []
+        for j in range(k):
+            r = Run(sum(walls[j]), cpus[j], rss[j])
+            r.median = statistics.median(walls[j])
+            out.append(r)
+        return out
+
+    # ---------------------------------------------------------------- storage
+
+    def storage(self):
+        w, p, cw, cp = self.storage_one
+        bw, bp = db_bytes(w), db_bytes(p)
+        v = cw["values"]
+        self.row("Storage", "bytes on disk per stored forecast value (%d runs)" % cw["runs"], "%.2f" % (bw / v),
+                 "raw JSON %.2f, python db %.2f" % (self.json_bytes / v, bp / cp["values"]),
+                 "%.2fx the JSON" % (bw / self.json_bytes), "≤ 12 B", bw / v <= 12)
+        self.breakdown = sql(w, "SELECT name, sum(pgsize), sum(payload), sum(ncell) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 8;")
+
+        # Unchanged content fetched again, as cron does when the model has not updated: the latest
+        # response re-imported at each of the next 10 hours.
+        wi, pi, n = self.cron
+        last, m = self.files[n - 1], self.manifest[n - 1]
+        results = []
+        for db, is_wx in ((wi, True), (pi, False)):
+            before, cb = db_bytes(db), counts(db)
+            for k in range(1, 11):
+                t = m["fetched_at"] + k * 3600
+                if is_wx:
+                    measured([self.wxdb, "--db", db, "--quiet", "import", last, "--location", LOC, "--fetched-at", iso(t)])
+                else:
+                    measured([PY, BASELINE, db, "import", "--location", LOC, "--fetched-at", str(t), last])
+            after, ca = db_bytes(db), counts(db)
+            results.append((after - before, (ca["hours"] + ca["days"]) - (cb["hours"] + cb["days"]), ca["log"] - cb["log"], ca["obs"] - cb["obs"]))
+        (bw_, rw_, lw, ow), (bp_, rp_, lp, op) = results
+        self.row("Storage", "unchanged latest response re-fetched 10x: value rows added", str(rw_), "python %d" % rp_, "",
+                 "0 rows", rw_ == 0)
+        self.row("Storage", "unchanged latest response re-fetched 10x: bytes added", "%d B (%d fetch_log rows)" % (bw_, lw),
+                 "python %d B" % bp_, "", "", None)
+
+        # A whole archive of saved responses imported again (same files, a later --fetched-at).
+        before, cb = db_bytes(w), counts(w)
+        measured([self.wxdb, "--db", w, "--quiet", "import", *self.files, "--location", LOC,
+                  "--fetched-at", iso(self.manifest[0]["fetched_at"] + 86400 * 365)])
+        after, ca = db_bytes(w), counts(w)
+        added = (ca["hours"] + ca["days"]) - (cb["hours"] + cb["days"])
+        self.row("Storage", "all %d saved responses imported again: value rows added" % self.n_files, "%d (%d B)" % (added, after - before),
+                 "", "", "0 rows", added == 0)
+
+    # ---------------------------------------------------------------- verify / export data
+
+    def synth_db(self, path, runs, every_hours, obs_hours, start_at_midnight=True):
+        """A database as hourly ingestion of a model updating every `every_hours` would leave it,
+        written with SQL (WITH RECURSIVE) straight into wxdb's tables: `runs` distinct 16-day runs,
+        one fetch_log row per hourly fetch, and hourly `station` and `analysis` observations."""
+        self.new_wxdb(path)
+        t0 = gen.T0
+        first = "((r.issued_at + 3600) / 86400) * 86400 - 3600" if start_at_midnight else "r.issued_at"
+        hour_cols = ", ".join(gen.HOURLY)
+        script = f"""
+PRAGMA synchronous=OFF; PRAGMA journal_mode=OFF;
+BEGIN;
+WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < {runs - 1})
+INSERT INTO forecast_runs (id, location_id, model, issued_at, issued_at_source, fetched_at, grid_latitude, grid_longitude,
+    grid_elevation, utc_offset_seconds, timezone, content_hash, hour_count, day_count)
+SELECT i + 1, 1, 'best_match', {t0} + i * {every_hours * 3600}, 'first_fetch', {t0} + i * {every_hours * 3600},
+    52.52, 13.419998, 38.0, 3600, 'Europe/Berlin', i * 2654435761, 384, 16 FROM k;
+WITH RECURSIVE h(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM h WHERE j < 383)
+INSERT INTO hourly_forecasts (run_id, valid_time, {hour_cols})
+SELECT run_id, v, round(tv + ((run_id * 7 + j * 13) % 41 - 20) * (0.01 + j * 0.0008), 1),
+    55 + (v / 3600 * 7) % 40, round(tv - 3 - (v / 3600 % 9) / 10.0, 1), round(tv - 2.3 + (j % 7) / 10.0, 1),
+    (v / 3600 * 3 + run_id) % 101, CASE WHEN (v / 3600) % 11 = 0 THEN ((run_id + j) % 300) / 100.0 ELSE 0 END,
+    CASE WHEN (v / 3600) % 11 = 0 THEN 61 ELSE (v / 3600 + run_id) % 4 END, (v / 3600 * 17 + run_id) % 101,
+    round(1000 + ((v / 3600 * 37 + run_id) % 400) / 10.0, 1), round(5 + ((v / 3600 * 29 + j) % 250) / 10.0, 1),
+    (v / 3600 * 11 + run_id) % 360, round(9 + ((v / 3600 * 31 + j) % 400) / 10.0, 1)
+FROM (SELECT run_id, j, v, round(8 - 9 * cos((v - {t0}) / 86400.0 * 0.0172) + 4.5 * sin(((v + 3600) % 86400) / 3600.0 * 0.2618 - 2.36), 1) AS tv
+      FROM (SELECT r.id AS run_id, h.j AS j, {first} + h.j * 3600 AS v FROM forecast_runs r, h))
+ORDER BY run_id, v;
+WITH RECURSIVE d(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM d WHERE j < 15)
+INSERT INTO daily_forecasts (run_id, date, weather_code, temperature_2m_max, temperature_2m_min, precipitation_sum,
+    precipitation_probability_max, wind_speed_10m_max, sunrise, sunset)
+SELECT r.id, date(((r.issued_at + 3600) / 86400 + d.j) * 86400, 'unixepoch'), (r.id + d.j) % 4,
+    round(10 + (r.id % 50) / 10.0, 1), round(1 + (r.id % 40) / 10.0, 1), ((r.id * 7 + d.j) % 500) / 100.0, (r.id + d.j) % 101,
+    round(20 + (d.j * 3 % 70) / 10.0, 1), ((r.issued_at + 3600) / 86400 + d.j) * 86400 + 27000,
+    ((r.issued_at + 3600) / 86400 + d.j) * 86400 + 59000
+FROM forecast_runs r, d ORDER BY r.id, d.j;
+WITH RECURSIVE f(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM f WHERE i < {runs * every_hours - 1})
+INSERT INTO fetch_log (attempted_at, location_id, model, origin, outcome, run_id, request)
+SELECT {t0} + i * 3600 + 120, 1, 'best_match', 'fetch', CASE WHEN i % {every_hours} = 0 THEN 'stored' ELSE 'repeated' END,
+    i / {every_hours} + 1, 'https://api.open-meteo.com/v1/forecast?latitude=52.52&longitude=13.41' FROM f;
+WITH RECURSIVE o(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM o WHERE i < {obs_hours - 1}),
+     s(source) AS (VALUES ('station'), ('analysis'))
+INSERT INTO observations (location_id, source, time, temperature_2m, relative_humidity_2m, pressure_msl, wind_speed_10m, recorded_at)
+SELECT 1, s.source, {t0} + i * 3600 - 3600,
+    round(8 - 9 * cos((i * 3600 - 3600) / 86400.0 * 0.0172) + 4.5 * sin((i % 24) / 1.0 * 0.2618 - 2.36) + ((i * 7) % 13 - 6) / 10.0, 1),
+    60 + i % 35, round(1005 + (i % 200) / 10.0, 1), round(4 + (i % 180) / 10.0, 1), {t0} + i * 3600
+FROM o, s ORDER BY 1, 2, 3;
+COMMIT;
+"""
+        r = measured(["sqlite3", "-batch", path], stdin=script.encode())
+        return r
+
+    def verify(self):
+        path = os.path.join(self.work, "verify-%d.sqlite" % self.verify_days)
+        runs = self.verify_days * 8
+        if not os.path.exists(path) or self.a.regen:
+            self.log("verify data: %d days of hourly fetches, a model updating every 3 h (%d runs)" % (self.verify_days, runs))
+            self.synth_db(path, runs, 3, self.verify_days * 24 + 400)
+        c = counts(path)
+        verify_sql = VERIFY_SQL
+        # Baseline: the same SQL in the sqlite3 CLI (best of 3).
+        base = min((measured(["sqlite3", "-batch", "-csv", path, verify_sql], capture=True) for _ in range(3)), key=lambda r: r.wall)
+        has_query = measured([self.wxdb, "query", "--help"], check=False).rc == 0
+        label = "%d days, %d runs, %s hourly rows, %d fetches" % (self.verify_days, c["runs"], f"{c['hours']:,}", c["log"])
+        if has_query:
+            ours = min((measured([self.wxdb, "--db", path, "query", "verify", "--location", LOC, "--format", "json"], capture=True)
+                        for _ in range(3)), key=lambda r: r.wall)
+            self.row("Verify", "query verify, %s" % label, ms(ours.wall), "sqlite3 CLI %s" % ms(base.wall),
+                     "%.2fx the time" % (ours.wall / base.wall), "≤ 1.3x", ours.wall / base.wall <= 1.3)
+            self.verify_outputs = (ours.out.decode(), base.out.decode())
+        else:
+            self.row("Verify", "query verify, %s" % label, "n/a (query verify not built)", "sqlite3 CLI %s" % ms(base.wall),
+                     "", "≤ 1.3x", None)
+            self.verify_outputs = ("", base.out.decode())
+
+    def export(self):
+        target = self.export_pairs
+        runs = math.ceil(target / 384)
+        path = os.path.join(self.work, "export-%d.sqlite" % target)
+        if not os.path.exists(path) or self.a.regen:
+            self.log("export data: %d runs (~%s pairs) via SQL" % (runs, f"{runs * 384:,}"))
+            self.synth_db(path, runs, 3, runs * 3 + 400, start_at_midnight=False)
+        pairs = int(sql(path, "SELECT count(*) " + PAIRS_FROM + ";"))
+        self.log("export: wxdb export pairs (%s rows)" % f"{pairs:,}")
+        ours = measured([self.wxdb, "--db", path, "export", "pairs", "--location", LOC, "--source", "station"])
+        self.log("export: sqlite3 -csv")
+        base = measured(["sqlite3", "-batch", "-csv", "-header", path, EXPORT_SQL])
+        self.row("Export", "export pairs, %s rows, rows/s" % f"{pairs:,}", rate(pairs, ours), "sqlite3 -csv %s" % rate(pairs, base),
+                 "%.2fx the time" % (ours.wall / base.wall), "≤ 1.5x", ours.wall / base.wall <= 1.5)
+        raw = measured(["sqlite3", "-batch", "-csv", "-header", path, EXPORT_RAW_SQL])
+        self.row("Export", "(for scale) the same rows, times as unix seconds", "", "sqlite3 -csv %s" % rate(pairs, raw),
+                 "%.2fx the time" % (ours.wall / raw.wall), "", None)
+        self.row("Export", "export pairs, peak RSS (%s rows)" % f"{pairs:,}", mb(ours.rss_kb), "sqlite3 -csv %s" % mb(base.rss_kb), "",
+                 "< 64 MB", ours.rss_kb < 64 * 1024)
+        if self.quick:
+            self.notes.append("--quick: export measured on %s pairs, not 10 M." % f"{pairs:,}")
+
+    def startup(self):
+        k = 10 if self.quick else 30
+        w = [measured([self.wxdb, "--version"]) for _ in range(k)]
+        s = [measured(["sqlite3", "--version"]) for _ in range(k)]
+        mw, ms_ = statistics.median(r.wall for r in w), statistics.median(r.wall for r in s)
+        self.row("Start-up", "wxdb --version, median of %d" % k, ms(mw), "sqlite3 --version %s" % ms(ms_), "%.1fx the time" % (mw / ms_), "", None)
+        self.row("Start-up", "peak RSS", mb(max(r.rss_kb for r in w)), "sqlite3 %s" % mb(max(r.rss_kb for r in s)), "", "", None)
+
+    # ---------------------------------------------------------------- report
+
+    def report(self, started):
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+        cpu = ""
+        try:
+            for line in open("/proc/cpuinfo"):
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        except OSError:
+            pass
+        sqlite_version = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split()[0]
+        swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()
+        lines = []
+        lines.append("## %s run, %s" % ("Quick (--quick)" if self.quick else "Full", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
+        lines.append("")
+        lines.append("- Commit: `%s`%s" % (commit, " (with uncommitted changes)" if dirty else ""))
+        lines.append("- Machine: %s, %d CPUs, %s, %s; Python %s; sqlite3 CLI %s; %s" % (
+            cpu or platform.machine(), os.cpu_count() or 0, platform.system(), platform.release(), platform.python_version(),
+            sqlite_version, swift[0] if swift else "swift ?"))
+        lines.append("- Data: %d generated 16-day responses (%s of JSON), %d per-invocation imports; verify: %d days; export: %s pairs. "
+                     "Wall time; the benchmark took %.0f s." % (
+                         self.n_files, human(getattr(self, "json_bytes", 0)), min(self.n_invocations, self.n_files), self.verify_days,
+                         f"{self.export_pairs:,}", time.time() - started))
+        lines.append("")
+        lines.append("| Section | Measure | wxdb | Baseline (same run) | Ratio | Target | |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for r in self.rows:
+            lines.append("| " + " | ".join(r) + " |")
+        lines.append("")
+        if self.notes:
+            for n in self.notes:
+                lines.append("- " + n)
+            lines.append("")
+        if getattr(self, "breakdown", ""):
+            lines.append("Where the bytes go (wxdb database after the one-process ingest; `dbstat`):")
+            lines.append("")
+            lines.append("| table or index | bytes | payload bytes | cells |")
+            lines.append("|---|---|---|---|")
+            for l in self.breakdown.splitlines():
+                lines.append("| " + " | ".join(l.split("|")) + " |")
+            lines.append("")
+        return "\n".join(lines)
+
+
+VERIFY_SQL = """
+WITH p AS (
+  SELECT lead_hours AS lead, forecast_temperature_2m - observed_temperature_2m AS d
+  FROM forecast_observation_pairs
+  WHERE location_id = 1 AND source = 'station'
+    AND forecast_temperature_2m IS NOT NULL AND observed_temperature_2m IS NOT NULL AND lead_hours < 384),
+b AS (
+  SELECT CASE WHEN lead < 6 THEN 0 WHEN lead < 12 THEN 6 WHEN lead < 24 THEN 12 ELSE CAST(lead / 24 AS INTEGER) * 24 END AS lo, d FROM p)
+SELECT lo AS lead_from_h, CASE lo WHEN 0 THEN 6 WHEN 6 THEN 12 WHEN 12 THEN 24 ELSE lo + 24 END AS lead_to_h,
+       count(*) AS n, avg(d) AS bias, avg(abs(d)) AS mae, sqrt(avg(d * d)) AS rmse
+FROM b GROUP BY lo ORDER BY lo;
+"""
+
+# The pairs of forecast_observation_pairs for one location and source, joined in the order wxdb's
+# export uses (through the view, SQLite's plan is quadratic in the history length).
+PAIRS_FROM = """
+FROM locations l CROSS JOIN forecast_runs r INDEXED BY forecast_runs_by_location_issued CROSS JOIN hourly_forecasts h CROSS JOIN observations o
+WHERE l.id = 1 AND r.location_id = l.id AND h.run_id = r.id AND h.valid_time >= r.issued_at
+  AND o.location_id = r.location_id AND o.source = 'station' AND o.time = h.valid_time
+  AND h.temperature_2m IS NOT NULL AND o.temperature_2m IS NOT NULL
+"""
+
+EXPORT_SQL = """
+SELECT l.name AS location, r.model, strftime('%Y-%m-%dT%H:%M:%SZ', r.issued_at, 'unixepoch') AS issued_at,
+       strftime('%Y-%m-%dT%H:%M:%SZ', h.valid_time, 'unixepoch') AS valid_time, (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
+       'temperature_2m' AS variable, h.temperature_2m AS forecast, o.temperature_2m AS observed, o.source
+""" + PAIRS_FROM + """
+ORDER BY r.issued_at, r.id, h.valid_time;
+"""
+
+EXPORT_RAW_SQL = """
+SELECT l.name AS location, r.model, r.issued_at, h.valid_time, (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
+       'temperature_2m' AS variable, h.temperature_2m AS forecast, o.temperature_2m AS observed, o.source
+""" + PAIRS_FROM + """
+ORDER BY r.issued_at, r.id, h.valid_time;
+"""
+
+
+def rate(n, r):
+    return "%s/s" % si(n / r.wall)
+
+
+def si(x):
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return "%.2f %s" % (x / scale, unit)
+    return "%.0f" % x
+
+
+def ms(s):
+    return "%.1f ms" % (s * 1000) if s < 10 else "%.2f s" % s
+
+
+def mb(kb):
+    return "%.1f MB" % (kb / 1024)
+
+
+def human(b):
+    return "%.1f MB" % (b / 1e6)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--work", default=os.path.join(ROOT, ".build", "bench"))
+    ap.add_argument("--files", type=int)
+    ap.add_argument("--invocations", type=int)
+    ap.add_argument("--pairs", type=int)
+    ap.add_argument("--regen", action="store_true")
+    ap.add_argument("--only", default="ingest,verify,export,startup")
+    ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    a = ap.parse_args()
+    started = time.time()
+    b = Bench(a)
+    only = a.only.split(",")
+    if "ingest" in only:
+        b.data()
+        b.ingest()
+        b.storage()
+    if "verify" in only:
+        b.verify()
+    if "export" in only:
+        b.export()
+    if "startup" in only:
+        b.startup()
+    section = b.report(started)
+    print(section)
+    write_markdown(a.output, section, a.quick)
+
+
+def write_markdown(path, section, quick):
+    """BENCHMARKS.md keeps a hand-written head and the latest full and quick sections."""
+    marker_full, marker_quick = "<!-- bench:full -->", "<!-- bench:quick -->"
+    text = open(path).read() if os.path.exists(path) else HEAD
+    for m in (marker_full, marker_quick):
+        if m not in text:
+            text += "\n%s\n%s\n" % (m, m)
+    marker = marker_quick if quick else marker_full
+    before, _, rest = text.partition(marker)
+    _, _, after = rest.partition(marker)
+    text = before + marker + "\n" + section + "\n" + marker + after
+    with open(path, "w") as f:
+        f.write(text)
+
+
+HEAD = """# wxdb benchmarks
+
+Written by `Scripts/bench` (full) and `Scripts/bench --quick` (CI; figures not judged). Every wxdb
+figure stands beside a baseline measured in the same run on the same data. How it is measured:
+`Scripts/bench-driver.py`; the data: `Scripts/bench-gen.py`; the Python baseline:
+`Scripts/bench-baseline.py`.
+"""
+
+if __name__ == "__main__":
+    main()
