@@ -36,6 +36,8 @@ CREATE TABLE forecast_runs (
 ) STRICT;
 CREATE INDEX forecast_runs_by_location_model_issued ON forecast_runs(location_id, model, issued_at);
 CREATE INDEX forecast_runs_by_location_issued ON forecast_runs(location_id, issued_at);
+-- Recognises content already stored for a location and model, however long ago.
+CREATE INDEX forecast_runs_by_content ON forecast_runs(location_id, model, content_hash);
 
 -- Every fetch or import attempt, successful or not.
 CREATE TABLE fetch_log (
@@ -107,6 +109,6 @@ CREATE TABLE observations (
     wind_direction_10m        REAL,
     wind_gusts_10m            REAL,
     recorded_at               INTEGER NOT NULL,
-    PRIMARY KEY (location_id, source, time)
+    -- (location, time) first: pairing looks up the observation at a forecast's valid time.
+    PRIMARY KEY (location_id, time, source)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX observations_by_location_time ON observations(location_id, time);

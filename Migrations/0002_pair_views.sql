@@ -1,4 +1,7 @@
 -- Views for the joins wxdb's queries use, so sqlite3 and Datasette users get the same answers.
+-- CROSS JOIN fixes the join order (location -> its runs -> their hours -> the observation at each
+-- hour): left to choose, SQLite may drive from observations into every later run, which grows with
+-- the square of the history.
 
 -- Every stored forecast hour with its run, location and lead time (negative leads included).
 CREATE VIEW hourly_forecasts_with_lead AS
@@ -12,9 +15,9 @@ SELECT
     h.valid_time,
     (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
     h.temperature_2m, h.relative_humidity_2m, h.dew_point_2m, h.apparent_temperature, h.precipitation_probability, h.precipitation, h.weather_code, h.cloud_cover, h.pressure_msl, h.wind_speed_10m, h.wind_direction_10m, h.wind_gusts_10m
-FROM hourly_forecasts h
-JOIN forecast_runs r ON r.id = h.run_id
-JOIN locations l ON l.id = r.location_id;
+FROM locations l
+CROSS JOIN forecast_runs r ON r.location_id = l.id
+CROSS JOIN hourly_forecasts h ON h.run_id = r.id;
 
 -- Forecast/observation pairs: each run's forecast beside the observation at exactly its
 -- valid_time, one row per (run, valid hour, observation source). Only forecasts (lead >= 0).
@@ -53,8 +56,8 @@ SELECT
     o.wind_direction_10m AS observed_wind_direction_10m,
     h.wind_gusts_10m AS forecast_wind_gusts_10m,
     o.wind_gusts_10m AS observed_wind_gusts_10m
-FROM hourly_forecasts h
-JOIN forecast_runs r ON r.id = h.run_id
-JOIN locations l ON l.id = r.location_id
-JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
-WHERE h.valid_time >= r.issued_at;
+FROM locations l
+CROSS JOIN forecast_runs r ON r.location_id = l.id
+CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
+WHERE h.valid_time - r.issued_at >= 0;

@@ -43,6 +43,8 @@ CREATE TABLE forecast_runs (
 ) STRICT;
 CREATE INDEX forecast_runs_by_location_model_issued ON forecast_runs(location_id, model, issued_at);
 CREATE INDEX forecast_runs_by_location_issued ON forecast_runs(location_id, issued_at);
+-- Recognises content already stored for a location and model, however long ago.
+CREATE INDEX forecast_runs_by_content ON forecast_runs(location_id, model, content_hash);
 
 -- Every fetch or import attempt, successful or not.
 CREATE TABLE fetch_log (
@@ -114,12 +116,15 @@ CREATE TABLE observations (
     wind_direction_10m        REAL,
     wind_gusts_10m            REAL,
     recorded_at               INTEGER NOT NULL,
-    PRIMARY KEY (location_id, source, time)
+    -- (location, time) first: pairing looks up the observation at a forecast's valid time.
+    PRIMARY KEY (location_id, time, source)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX observations_by_location_time ON observations(location_id, time);
 """#),
         Migration(name: "0002_pair_views", sql: #"""
 -- Views for the joins wxdb's queries use, so sqlite3 and Datasette users get the same answers.
+-- CROSS JOIN fixes the join order (location -> its runs -> their hours -> the observation at each
+-- hour): left to choose, SQLite may drive from observations into every later run, which grows with
+-- the square of the history.
 
 -- Every stored forecast hour with its run, location and lead time (negative leads included).
 CREATE VIEW hourly_forecasts_with_lead AS
@@ -133,9 +138,9 @@ SELECT
     h.valid_time,
     (h.valid_time - r.issued_at) / 3600.0 AS lead_hours,
     h.temperature_2m, h.relative_humidity_2m, h.dew_point_2m, h.apparent_temperature, h.precipitation_probability, h.precipitation, h.weather_code, h.cloud_cover, h.pressure_msl, h.wind_speed_10m, h.wind_direction_10m, h.wind_gusts_10m
-FROM hourly_forecasts h
-JOIN forecast_runs r ON r.id = h.run_id
-JOIN locations l ON l.id = r.location_id;
+FROM locations l
+CROSS JOIN forecast_runs r ON r.location_id = l.id
+CROSS JOIN hourly_forecasts h ON h.run_id = r.id;
 
 -- Forecast/observation pairs: each run's forecast beside the observation at exactly its
 -- valid_time, one row per (run, valid hour, observation source). Only forecasts (lead >= 0).
@@ -174,11 +179,11 @@ SELECT
     o.wind_direction_10m AS observed_wind_direction_10m,
     h.wind_gusts_10m AS forecast_wind_gusts_10m,
     o.wind_gusts_10m AS observed_wind_gusts_10m
-FROM hourly_forecasts h
-JOIN forecast_runs r ON r.id = h.run_id
-JOIN locations l ON l.id = r.location_id
-JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
-WHERE h.valid_time >= r.issued_at;
+FROM locations l
+CROSS JOIN forecast_runs r ON r.location_id = l.id
+CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
+WHERE h.valid_time - r.issued_at >= 0;
 """#),
         Migration(name: "0003_fetch_log_weight", sql: #"""
 -- The share of Open-Meteo's weighted call count each fetch-log row stands for, so wxdb can add

@@ -61,7 +61,7 @@ extension Store {
         + ", recorded_at = excluded.recorded_at WHERE excluded.recorded_at >= observations.recorded_at"
 
     /// Stores one decoded response for `location` in one transaction: a run per model (or a
-    /// fetch-log entry only, when the content equals the latest run of that model), the `current`
+    /// fetch-log entry only, when the content equals a run already stored for that model), the `current`
     /// block as observations, and the past hours as `analysis` observations.
     public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
         try db.transaction { try storeInTransaction(response, for: location, fetch: fetch) }
@@ -92,10 +92,12 @@ extension Store {
 
     func storeRun(_ forecast: ModelForecast, response: ForecastResponse, location: Location, fetch: FetchRecord) throws -> StoreOutcome {
         let hash = forecast.contentHash(grid: (response.latitude, response.longitude, response.elevation))
+        // Any earlier run of this location and model with the same content: re-fetching (or
+        // re-importing an archive) adds a fetch-log entry, never a second copy.
         let latest = try db.firstRow(
-            "SELECT id, content_hash, fetched_at, issued_at_source FROM forecast_runs WHERE location_id = ? AND model = ? ORDER BY fetched_at DESC, id DESC LIMIT 1",
-            [.integer(location.id), .text(forecast.model)]
-        ) { (id: $0.int64(0), hash: $0.int64(1), fetchedAt: $0.int64(2), source: $0.string(3)) }
+            "SELECT id, content_hash, fetched_at FROM forecast_runs WHERE location_id = ? AND model = ? AND content_hash = ? ORDER BY id LIMIT 1",
+            [.integer(location.id), .text(forecast.model), .integer(hash)]
+        ) { (id: $0.int64(0), hash: $0.int64(1), fetchedAt: $0.int64(2)) }
 
         let runID: Int64
         let kind: StoreOutcome.Kind
