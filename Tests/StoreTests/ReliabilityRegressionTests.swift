@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+@testable import WxCore
+@testable import WxSQLite
+@testable import WxStore
+
+/// Defects found by the reliability suite (issue #7), one test each.
+@Suite("Store regressions found by Scripts/reliability")
+struct StoreReliabilityRegressionTests {
+    @Test("a response repeating an hour or a date stores counts equal to the rows kept")
+    func repeatedTimesKeepCountsTrue() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
+        let body = #"""
+            {"latitude":1,"longitude":2,"utc_offset_seconds":0,
+             "hourly":{"time":[0,3600,3600,7200],"temperature_2m":[1,2,3,4]},
+             "daily":{"time":["1970-01-01","1970-01-01"],"temperature_2m_max":[5,6]}}
+            """#
+        let response = try ForecastDecoder.decodeSingle(Array(body.utf8), defaultModel: "best_match")
+        _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 100, origin: .import))
+        #expect(try store.db.scalarInt("SELECT hour_count FROM forecast_runs") == 3)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 3)
+        #expect(try store.db.scalarInt("SELECT day_count FROM forecast_runs") == 1)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM daily_forecasts") == 1)
+    }
+}
