@@ -341,6 +341,10 @@ public enum ForecastDecoder {
                     guard let metric = Variables.toMetric(n, unit: unit, quantity: variable.quantity) else {
                         throw DecodeError.unknownUnit(variable: key, unit: unit)
                     }
+                    // A huge value can overflow to infinity in the conversion; infinity is not a reading.
+                    guard metric.isFinite else {
+                        throw DecodeError.badValue(section: name, variable: key, index: index, found: "\(n) \(unit), out of range in metric")
+                    }
                     result[index] = metric
                 } else {
                     result[index] = n
@@ -392,6 +396,9 @@ public enum ForecastDecoder {
                 if let unit = units?[key]?.stringValue, unit != "undefined" {
                     guard let metric = Variables.toMetric(n, unit: unit, quantity: variable.quantity) else {
                         throw DecodeError.unknownUnit(variable: "\(field).\(key)", unit: unit)
+                    }
+                    guard metric.isFinite else {
+                        throw DecodeError.badValue(section: field, variable: key, index: 0, found: "\(n) \(unit), out of range in metric")
                     }
                     values[column] = metric
                 } else {
