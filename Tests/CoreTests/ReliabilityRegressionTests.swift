@@ -14,4 +14,23 @@ struct CoreReliabilityRegressionTests {
         let current = #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"current_units":{"\#(variable)":"\#(unit)"},"current":{"time":0,"\#(variable)":\#(value)},"hourly":{"time":[0],"\#(variable)":[1]}}"#
         #expect(throws: DecodeError.self) { try ForecastDecoder.decodeSingle(Array(current.utf8), defaultModel: "m") }
     }
+
+    @Test("an error message quotes at most a short piece of a huge hostile text")
+    func hugeTextClipped() throws {
+        let huge = String(repeating: "x", count: 200_000)
+        let bodies = [
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":["# + "\"\(huge)\"" + #"]}}"#,
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"temperature_2m":["# + "\"\(huge)\"" + #"]}}"#,
+            #"{"error":true,"reason":"# + "\"\(huge)\"" + "}",
+        ]
+        for body in bodies {
+            do {
+                _ = try ForecastDecoder.decodeSingle(Array(body.utf8), defaultModel: "m")
+                Issue.record("accepted")
+            } catch let error as DecodeError {
+                #expect(error.description.utf8.count < 600, "\(error.description.prefix(100))")
+                #expect(!error.description.contains(String(repeating: "x", count: 201)))
+            }
+        }
+    }
 }

@@ -23,4 +23,16 @@ struct StoreReliabilityRegressionTests {
         #expect(try store.db.scalarInt("SELECT day_count FROM forecast_runs") == 1)
         #expect(try store.db.scalarInt("SELECT count(*) FROM daily_forecasts") == 1)
     }
+
+    @Test("a station CSV error quotes at most a short piece of a huge field")
+    func hugeFieldClipped() throws {
+        let huge = String(repeating: "7", count: 100_000)
+        for body in ["time,temperature_2m\n2026-01-01T00:00Z,\(huge)\n", "time,temperature_2m\n\(huge),1\n", "time,\(huge)\n"] {
+            #expect {
+                _ = try StationCSV.parse(Data(body.utf8), timezone: nil, skipBadRows: false)
+            } throws: { error in
+                "\(error)".utf8.count < 600 && "\(error)".hasPrefix("line ")
+            }
+        }
+    }
 }
