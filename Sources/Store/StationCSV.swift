@@ -86,7 +86,8 @@ public struct StationCSV {
         for (position, column) in columns.enumerated() {
             let text = record.fields[position + 1].trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
-            guard let value = Double(text), value.isFinite else {
+            // Double(String) stops at a NUL byte ("1\0" + "2" reads as 1), so refuse NUL first.
+            guard !text.utf8.contains(0), let value = Double(text), value.isFinite else {
                 throw Problem(line: record.line, message: "\(Variables.hourly[column].name) '\(text.clippedForMessage())' is not a number")
             }
             values[column] = value

@@ -35,4 +35,12 @@ struct StoreReliabilityRegressionTests {
             }
         }
     }
+
+    @Test("a NUL byte inside a station CSV number is refused, not read as the digits before it")
+    func nulInsideNumber() throws {
+        let body = "time,temperature_2m\n2026-01-01T00:00Z,1\u{0}2\n"
+        #expect(throws: StationCSV.Problem.self) {
+            _ = try StationCSV.parse(Data(body.utf8), timezone: nil, skipBadRows: false)
+        }
+    }
 }
