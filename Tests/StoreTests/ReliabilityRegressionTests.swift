@@ -43,4 +43,30 @@ struct StoreReliabilityRegressionTests {
             _ = try StationCSV.parse(Data(body.utf8), timezone: nil, skipBadRows: false)
         }
     }
+
+    @Test("a database on a read-only file system is refused with a clear message, not a raw SQLite error",
+          .enabled(if: getuid() == 0, "needs root to mount a tmpfs"))
+    func readOnlyFileSystem() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-ro-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        func sh(_ args: [String]) throws -> Int32 {
+            let p = try Process.run(URL(fileURLWithPath: "/bin/" + args[0]), arguments: Array(args.dropFirst()))
+            p.waitUntilExit()
+            return p.terminationStatus
+        }
+        guard try sh(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder]) == 0 else { return }
+        defer { _ = try? sh(["umount", "-l", folder]) }
+        let path = folder + "/wxdb.sqlite"
+        do {
+            let store = try Store.open(path: path)
+            _ = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
+        }
+        #expect(try sh(["mount", "-o", "remount,ro", folder]) == 0)
+        #expect {
+            _ = try Store.open(path: path)
+        } throws: { error in
+            let text = "\(error)"
+            return error is Store.OpenError && text.contains("read-only") && !text.contains("SQLite error")
+        }
+    }
 }
