@@ -97,7 +97,8 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case tooManyLocations(count: Int)
 
     public var description: String {
-        switch self {
+        // Texts taken from the input are clipped, so a hostile response cannot flood the terminal or the fetch log.
+        switch self.clipped {
         case .invalidJSON(let detail):
             return "the response is not valid JSON (\(detail)); it may be truncated or not an Open-Meteo response"
         case .apiError(let reason):
@@ -123,6 +124,35 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .tooManyLocations(let count):
             return "the response holds \(count) locations; import one location per file"
         }
+    }
+}
+
+extension DecodeError {
+    /// The error with every text that came from the input cut to a readable length.
+    var clipped: DecodeError {
+        switch self {
+        case .invalidJSON(let detail): return .invalidJSON(detail.clippedForMessage(200))
+        case .apiError(let reason): return .apiError(reason: reason.clippedForMessage(200))
+        case .notAnObject, .noForecast, .tooManyLocations: return self
+        case .missingField(let field): return .missingField(field.clippedForMessage())
+        case .wrongType(let field, let expected, let found): return .wrongType(field: field.clippedForMessage(), expected: expected, found: found)
+        case .lengthMismatch(let section, let variable, let count, let timeCount):
+            return .lengthMismatch(section: section, variable: variable.clippedForMessage(), count: count, timeCount: timeCount)
+        case .badValue(let section, let variable, let index, let found):
+            return .badValue(section: section, variable: variable.clippedForMessage(), index: index, found: found.clippedForMessage())
+        case .badTime(let section, let index, let text): return .badTime(section: section, index: index, text: text.clippedForMessage())
+        case .unknownUnit(let variable, let unit): return .unknownUnit(variable: variable.clippedForMessage(), unit: unit.clippedForMessage())
+        case .modelNotInResponse(let model, let available):
+            return .modelNotInResponse(model: model.clippedForMessage(), available: available.prefix(10).map { $0.clippedForMessage() })
+        }
+    }
+}
+
+extension String {
+    /// The text cut to about `limit` characters for an error message, saying how long it was.
+    public func clippedForMessage(_ limit: Int = 80) -> String {
+        guard count > limit else { return self }
+        return String(prefix(limit)) + "… (\(utf8.count) bytes)"
     }
 }
 
@@ -341,6 +371,10 @@ public enum ForecastDecoder {
                     guard let metric = Variables.toMetric(n, unit: unit, quantity: variable.quantity) else {
                         throw DecodeError.unknownUnit(variable: key, unit: unit)
                     }
+                    // A huge value can overflow to infinity in the conversion; infinity is not a reading.
+                    guard metric.isFinite else {
+                        throw DecodeError.badValue(section: name, variable: key, index: index, found: "\(n) \(unit), out of range in metric")
+                    }
                     result[index] = metric
                 } else {
                     result[index] = n
@@ -392,6 +426,9 @@ public enum ForecastDecoder {
                 if let unit = units?[key]?.stringValue, unit != "undefined" {
                     guard let metric = Variables.toMetric(n, unit: unit, quantity: variable.quantity) else {
                         throw DecodeError.unknownUnit(variable: "\(field).\(key)", unit: unit)
+                    }
+                    guard metric.isFinite else {
+                        throw DecodeError.badValue(section: field, variable: key, index: 0, found: "\(n) \(unit), out of range in metric")
                     }
                     values[column] = metric
                 } else {

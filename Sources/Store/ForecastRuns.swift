@@ -124,7 +124,8 @@ extension Store {
                  .real(response.latitude), .real(response.longitude), response.elevation.sqlValue,
                  .integer(Int64(response.utcOffsetSeconds)), .text(response.timezone), .integer(hash),
                  forecast.hourlyTimes.min().sqlValue, forecast.hourlyTimes.max().sqlValue,
-                 .integer(Int64(forecast.hourlyTimes.count)), .integer(Int64(forecast.dailyDates.count))])
+                 // Distinct counts: `insertRows` keeps one row per repeated hour or date.
+                 .integer(Int64(Set(forecast.hourlyTimes).count)), .integer(Int64(Set(forecast.dailyDates).count))])
             runID = db.lastInsertRowID
             kind = .stored
             try insertRows(forecast, runID: runID)

@@ -32,17 +32,17 @@ public struct StationCSV {
         }
         guard let header = records.first else { throw Problem(line: 1, message: "the file is empty; expected a header like time,temperature_2m") }
         guard header.fields.first?.trimmingCharacters(in: .whitespaces).lowercased() == "time" else {
-            throw Problem(line: header.line, message: "the first column must be 'time' (found '\(header.fields.first ?? "")')")
+            throw Problem(line: header.line, message: "the first column must be 'time' (found '\((header.fields.first ?? "").clippedForMessage())')")
         }
         var columns: [Int] = []
         var seen = Set<Int>()
         for name in header.fields.dropFirst() {
             let trimmed = name.trimmingCharacters(in: .whitespaces)
             guard let index = Variables.hourlyIndex(of: trimmed) else {
-                throw Problem(line: header.line, message: "unknown variable '\(trimmed)'; use Open-Meteo names: \(Variables.hourlyNames.joined(separator: ", "))")
+                throw Problem(line: header.line, message: "unknown variable '\(trimmed.clippedForMessage())'; use Open-Meteo names: \(Variables.hourlyNames.joined(separator: ", "))")
             }
             guard seen.insert(index).inserted else {
-                throw Problem(line: header.line, message: "column '\(trimmed)' appears twice")
+                throw Problem(line: header.line, message: "column '\(trimmed.clippedForMessage())' appears twice")
             }
             columns.append(index)
         }
@@ -72,7 +72,7 @@ public struct StationCSV {
         }
         let timeText = record.fields[0].trimmingCharacters(in: .whitespaces)
         guard let parsed = CivilTime.parse(timeText), parsed.hasTime else {
-            throw Problem(line: record.line, message: "time '\(timeText)' is not ISO 8601 like 2026-11-30T12:00Z")
+            throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' is not ISO 8601 like 2026-11-30T12:00Z")
         }
         let time: Int64
         if let offset = parsed.offset {
@@ -80,14 +80,15 @@ public struct StationCSV {
         } else if let timezone {
             time = timezone(parsed.wallSeconds)
         } else {
-            throw Problem(line: record.line, message: "time '\(timeText)' has no zone; add Z or an offset like +01:00, or pass --timezone")
+            throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' has no zone; add Z or an offset like +01:00, or pass --timezone")
         }
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
         for (position, column) in columns.enumerated() {
             let text = record.fields[position + 1].trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
-            guard let value = Double(text), value.isFinite else {
-                throw Problem(line: record.line, message: "\(Variables.hourly[column].name) '\(text)' is not a number")
+            // Double(String) stops at a NUL byte ("1\0" + "2" reads as 1), so refuse NUL first.
+            guard !text.utf8.contains(0), let value = Double(text), value.isFinite else {
+                throw Problem(line: record.line, message: "\(Variables.hourly[column].name) '\(text.clippedForMessage())' is not a number")
             }
             values[column] = value
         }

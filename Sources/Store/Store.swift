@@ -59,6 +59,13 @@ public final class Store {
             try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970))
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)
+        } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
+            // SQLite opens lazily: a read-only file system or folder shows here, when the -wal/-shm files cannot be made.
+            let folder = (path as NSString).deletingLastPathComponent
+            let where_ = folder.isEmpty ? "the current folder" : folder
+            throw OpenError.cannotOpen(path: path, reason: FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder)
+                ? "SQLite could not open it or its -wal/-shm files (\(error.message))"
+                : "\(where_) is read-only (a read-only file system, or no write permission), and SQLite must write its -wal and -shm files beside the database")
         }
         return Store(db: db)
     }
