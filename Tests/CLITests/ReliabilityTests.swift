@@ -506,6 +506,8 @@ enum SQLInterpolationScan {
         "location", "time", "model",  // column names passed by code to Exporter.filters
         "whereClause",  // built by Exporter.filters from those fixed fragments and `?` placeholders
         "variable",  // a variable name checked against the Variables whitelist (Exporter.validate)
+        "forecastColumn", "observedColumn", "column",  // from QuerySupport.column: a name in Variables.hourlyNames
+        "table",  // a name from the constant StatsCommand.tables list
         "variables.map { \"h.\" + $0 }.joined(separator: \", \")",
         "variables.map { \"d.\" + $0 }.joined(separator: \", \")",
         "variables.map { \"o.\" + $0 }.joined(separator: \", \")",
