@@ -23,7 +23,15 @@ final class Sandbox {
     init() {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-cli-\(UUID().uuidString)")
         try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        environment = ["HOME": folder.path, "WXDB_DB": folder.appendingPathComponent("wxdb.sqlite").path]
+        // Nothing a test runs may reach the real API: unless a test points them at its replay
+        // server, the endpoints are a closed port on loopback.
+        let nowhere = "http://127.0.0.1:9"
+        environment = [
+            "HOME": folder.path, "WXDB_DB": folder.appendingPathComponent("wxdb.sqlite").path,
+            "WXDB_FORECAST_URL": nowhere + "/v1/forecast", "WXDB_ARCHIVE_URL": nowhere + "/v1/archive",
+            "WXDB_GEOCODING_URL": nowhere + "/v1/search", "WXDB_META_URL": nowhere + "/data",
+            "WXDB_RETRY_BASE_DELAY": "0.01",
+        ]
     }
 
     @discardableResult

@@ -215,3 +215,60 @@ struct ObserveImportTests {
         #expect(try counts(box.db)["observations"] == 0)
     }
 }
+
+@Suite("Ingest: model runs and the free API's budget", .serialized)
+struct IngestBudgetTests {
+    @Test("a model with metadata stores its initialisation time as issued_at; a blend falls back to the first fetch")
+    func modelRunTime() async throws {
+        let replay = try ReplaySandbox()
+        replay.server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_001_200)
+        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "icon_seamless,best_match")
+        let result = await replay.run("ingest")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let db = try Database(path: replay.box.db)
+        let runs = try db.rows("SELECT model, issued_at, issued_at_source, fetched_at FROM forecast_runs ORDER BY model") {
+            ($0.string(0), $0.int64(1), $0.string(2), $0.int64(3))
+        }
+        #expect(runs.count == 2)
+        #expect(runs[0].0 == "best_match" && runs[0].2 == "first_fetch" && runs[0].1 == runs[0].3)
+        #expect(runs[1].0 == "icon_seamless" && runs[1].2 == "model_run" && runs[1].1 == 1_785_001_200)
+    }
+
+    @Test("an unreachable metadata server never fails the ingest")
+    func metadataDown() async throws {
+        let replay = try ReplaySandbox()
+        replay.server.enqueue(.reset, times: 5, path: "/data")
+        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "gfs_seamless")
+        let result = await replay.run("ingest")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs WHERE issued_at_source = 'first_fetch'") == 1)
+    }
+
+    @Test("a request that would exceed the free hourly limit is not sent, and the reason says so")
+    func hourlyBudget() async throws {
+        let replay = try ReplaySandbox()
+        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20")
+        // Pretend 4,998 weighted calls went out this hour.
+        let db = try Database(path: replay.box.db)
+        let now = Int64(replay.box.now.timeIntervalSince1970)
+        try db.run("INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 4998)",
+                   [.integer(now - now % 3600)])
+        let result = await replay.run("ingest")
+        #expect(result.code == 1)
+        #expect(replay.forecastRequests.isEmpty)
+        #expect(result.stderrText.contains("free hourly limit"))
+    }
+
+    @Test("the request asks for exactly the kept variables, metric units, unix time and 16 + 1 days")
+    func requestShape() async throws {
+        let replay = try ReplaySandbox()
+        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--timezone", "Europe/Berlin")
+        #expect(await replay.run("ingest").code == 0)
+        let request = try #require(replay.forecastRequests.first)
+        for part in ["hourly=" + Variables.hourlyNames.joined(separator: ","), "daily=" + Variables.dailyNames.joined(separator: ","),
+                     "timeformat=unixtime", "forecast_days=16", "past_days=1", "temperature_unit=celsius", "wind_speed_unit=kmh",
+                     "precipitation_unit=mm", "timezone=Europe/Berlin", "models=best_match"] {
+            #expect(request.contains(part), "\(part) missing from \(request)")
+        }
+    }
+}
