@@ -201,10 +201,3 @@ extension Store {
         }
     }
 }
-
-extension Optional where Wrapped == Int64 {
-    var sqlValue: SQLValue { self.map { .integer($0) } ?? .null }
-}
-extension Optional where Wrapped == Int {
-    var sqlValue: SQLValue { self.map { .integer(Int64($0)) } ?? .null }
-}

@@ -1,1 +1,0 @@
-// Commands and argument parsing live here.

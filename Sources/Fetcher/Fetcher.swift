@@ -1,1 +1,0 @@
-// The Open-Meteo HTTP client, request building, batching and geocoding live here.

@@ -1,1 +1,0 @@
-// Verification scores, forecast queries and exports live here.
