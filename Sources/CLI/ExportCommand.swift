@@ -10,8 +10,8 @@ enum ExportCommand {
             abstract: "Write stored runs, observations or forecast/observed pairs as CSV.",
             discussion: """
                 CSV is RFC 4180 (header row, CRLF, UTF-8) with ISO 8601 UTC times; a missing value is an
-                empty cell. --from/--to select runs by issued_at (hourly, daily), observations by time,
-                and pairs by valid_time; bare dates are in the location's time zone (UTC without --location).
+                empty cell. --from/--to (both inclusive) select runs by issued_at (hourly, daily), observations
+                by time, and pairs by valid_time; bare dates are in the location's time zone (UTC without --location).
                 """,
             subcommands: ExportRequest.Kind.allCases.map(subcommand)
         )
@@ -28,7 +28,7 @@ enum ExportCommand {
         var options: [OptionSpec] = [
             .option("location", "name", "Only this location."),
             .option("from", "time", "Start of the time range (inclusive)."),
-            .option("to", "time", "End of the time range (exclusive)."),
+            .option("to", "time", "End of the time range, inclusive (a bare date includes that whole day)."),
             .option("output", "file", "Write to this file instead of stdout (replaced only when the export completes)."),
             .option("var", "variable", kind == .pairs ? "Variable to pair." : "Only these variables' columns.", repeatable: true,
                     default: kind == .pairs ? "temperature_2m" : "all"),
@@ -57,8 +57,7 @@ enum ExportCommand {
             request.locationID = location.id
             timezone = location.timezone
         }
-        request.from = try args.value("from").map { try TimeInput.resolve($0, timezone: timezone, now: context.nowUnix, option: "from") }
-        request.to = try args.value("to").map { try TimeInput.resolve($0, timezone: timezone, now: context.nowUnix, option: "to") }
+        (request.from, request.to) = try TimeInput.range(args, timezone: timezone, now: context.nowUnix)
         request.variables = args.values("var")
         request.model = args.value("model")
         request.source = args.value("source")

@@ -26,26 +26,25 @@ enum ImportCommand {
         let fetchedAt = try TimeInput.resolve(fetchedText, timezone: location.timezone, now: context.nowUnix, option: "fetched-at")
         let model = args.value("model")
 
-        // Decode everything first, so a bad file leaves the database as it was.
-        var decoded: [(path: String, response: ForecastResponse)] = []
-        for path in args.positionals {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError("cannot read \(path): no such file, or not readable")
-            }
-            do {
-                decoded.append((path, try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)))
-            } catch let error as DecodeError {
-                throw CLIError("\(path): \(error.description). Nothing was imported")
-            }
-        }
+        // One transaction for every file, each decoded just before it is stored: memory stays
+        // flat however many files there are, and one bad file rolls everything back.
         let outcomes = try store.db.transaction {
-            try decoded.flatMap { item in
-                try store.storeInTransaction(item.response, for: location,
-                                                    fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: item.path))
+            try args.positionals.flatMap { path -> [StoreOutcome] in
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
+                }
+                let response: ForecastResponse
+                do {
+                    response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
+                } catch let error as DecodeError {
+                    throw CLIError("\(path): \(error.description). Nothing was imported")
+                }
+                return try store.storeInTransaction(response, for: location,
+                                                    fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
             }
         }
         let stored = outcomes.filter { $0.kind == .stored }
         let repeated = outcomes.count - stored.count
-        context.note("Imported \(decoded.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
+        context.note("Imported \(args.positionals.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
     }
 }

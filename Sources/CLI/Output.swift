@@ -41,6 +41,28 @@ enum TimeInput {
         return localToUTC(parsed.wallSeconds, timezone: timezone)
     }
 
+    /// `--from` (inclusive) and `--to` (inclusive; a bare date includes its whole local day) as a
+    /// half-open `[from, to)` span of instants, the same for every command.
+    static func range(_ args: ParsedArguments, timezone: String, now: Int64) throws -> (from: Int64?, to: Int64?) {
+        var from: Int64?
+        var to: Int64?
+        if let text = args.value("from") {
+            from = try resolve(text, timezone: timezone, now: now, option: "from")
+        }
+        if let text = args.value("to") {
+            let end = try resolve(text, timezone: timezone, now: now, option: "to")
+            if let parsed = CivilTime.parse(text), !parsed.hasTime {
+                to = localToUTC(parsed.wallSeconds + 86400, timezone: timezone)
+            } else {
+                to = end + 1
+            }
+        }
+        if let from, let to, from >= to {
+            throw UsageError("--from must be before --to")
+        }
+        return (from, to)
+    }
+
     /// Reads a wall-clock time in a zone: the offset in force at that moment (checked twice, so a
     /// time just after a DST change uses the new offset).
     static func localToUTC(_ wall: Int64, timezone: String) -> Int64 {

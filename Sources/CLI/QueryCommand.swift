@@ -48,22 +48,8 @@ enum QueryCommand {
 
     /// `--from` (inclusive) and `--to` (inclusive; a bare date includes its whole local day).
     static func range(_ args: ParsedArguments, _ location: Location, _ context: Context) throws -> TimeRange {
-        var range = TimeRange()
-        if let text = args.value("from") {
-            range.from = try TimeInput.resolve(text, timezone: location.timezone, now: context.nowUnix, option: "from")
-        }
-        if let text = args.value("to") {
-            let end = try TimeInput.resolve(text, timezone: location.timezone, now: context.nowUnix, option: "to")
-            if let parsed = CivilTime.parse(text), !parsed.hasTime {
-                range.to = TimeInput.localToUTC(parsed.wallSeconds + 86400, timezone: location.timezone)
-            } else {
-                range.to = end + 1
-            }
-        }
-        if let from = range.from, let to = range.to, from >= to {
-            throw UsageError("--from must be before --to")
-        }
-        return range
+        let (from, to) = try TimeInput.range(args, timezone: location.timezone, now: context.nowUnix)
+        return TimeRange(from: from, to: to)
     }
 
     static func choice<T: RawRepresentable & CaseIterable>(_ args: ParsedArguments, _ name: String, _ fallback: T) throws -> T where T.RawValue == String {
