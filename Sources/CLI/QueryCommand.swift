@@ -409,16 +409,8 @@ enum QueryCommand {
         let who = row.model.map { "\($0) forecasts" } ?? "Forecasts"
         let isProbability = result.variable.name == "precipitation_probability"
         let subject = isProbability ? "Rain chances" : who
-        let magnitude = formatNumber(abs(bias), places: 1)
         let unitText = unit == "%" ? "%" : " \(unit)"
-        let direction: String
-        if magnitude == "0" {
-            direction = "showed no bias"
-        } else if QuerySupportCLI.isTemperature(result.variable) {
-            direction = "ran \(magnitude)\(unitText) \(bias > 0 ? "warm" : "cold")"
-        } else {
-            direction = "ran \(magnitude)\(unitText) too \(bias > 0 ? "high" : "low")"
-        }
+        let direction = biasPhrase(bias, unitText: unitText, variable: result.variable)
         var extra = "MAE \(formatNumber(mae, places: 1))\(unitText)"
         if let t = row.contingency, let csi = t.csi { extra += ", CSI \(formatNumber(csi, places: 2))" }
         if let brier = row.brier?.score { extra = "Brier \(formatNumber(brier, places: 3))" }
@@ -527,20 +519,21 @@ enum QueryCommand {
         }
     }
 
+    /// "ran 1.2 °C warm", "ran 3 % too high", or "showed no bias" when it rounds to zero.
+    static func biasPhrase(_ bias: Double, unitText: String, variable: Variable) -> String {
+        let magnitude = formatNumber(abs(bias), places: 1)
+        if magnitude == "0" { return "showed no bias" }
+        if QuerySupportCLI.isTemperature(variable) { return "ran \(magnitude)\(unitText) \(bias > 0 ? "warm" : "cold")" }
+        return "ran \(magnitude)\(unitText) too \(bias > 0 ? "high" : "low")"
+    }
+
     static func trendHeadline(_ result: TrendResult, unit: String) -> String {
         let s = result.overall
         guard let bias = s.bias, let mae = s.mae, let first = result.points.first, let last = result.points.last else { return "" }
-        let magnitude = formatNumber(abs(bias), places: 1)
-        let direction: String
-        if magnitude == "0" {
-            direction = "showed no bias"
-        } else if QuerySupportCLI.isTemperature(result.variable) {
-            direction = "ran \(magnitude) \(unit) \(bias > 0 ? "warm" : "cold")"
-        } else {
-            direction = "ran \(magnitude) \(unit) too \(bias > 0 ? "high" : "low")"
-        }
+        let unitText = unit == "%" ? "%" : " \(unit)"
+        let direction = biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
-        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1)) \(unit)) against \(result.source) over \(span(last.time - first.time)) (n=\(s.n) hours)."
+        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(span(last.time - first.time)) (n=\(s.n) hours)."
     }
 }
 
