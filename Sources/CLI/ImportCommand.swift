@@ -39,8 +39,12 @@ enum ImportCommand {
                 } catch let error as DecodeError {
                     throw CLIError("\(path): \(error.description). Nothing was imported")
                 }
-                return try store.storeInTransaction(response, for: location,
-                                                    fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
+                let outcomes = try store.storeInTransaction(response, for: location,
+                                                            fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
+                if context.verbose {
+                    for outcome in outcomes { context.err("\(path): \(outcome.model) \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)") }
+                }
+                return outcomes
             }
         }
         let stored = outcomes.filter { $0.kind == .stored }

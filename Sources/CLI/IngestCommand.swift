@@ -47,6 +47,9 @@ enum IngestCommand {
                 FileHandle.standardError.write(Data(line.utf8))
             }
         }
+        if context.verbose {
+            ingestor.log = { [context] line in context.err(line) }
+        }
         let summary = await ingestor.run(locations, options: options)
         if summary.succeeded {
             context.note(summary.line)

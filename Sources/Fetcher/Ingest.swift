@@ -50,6 +50,8 @@ public final class Ingestor: @unchecked Sendable {
     let now: @Sendable () -> Date
     /// Called after each request with (locations done, locations in total), for a progress line.
     public var progress: (@Sendable (Int, Int) -> Void)?
+    /// Called with a line about each request and location (`--verbose`).
+    public var log: (@Sendable (String) -> Void)?
 
     public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping @Sendable () -> Date = Date.init) {
         self.store = store
@@ -151,6 +153,7 @@ public final class Ingestor: @unchecked Sendable {
         }
 
         summary.requests += 1
+        log?("GET \(shownURL) (\(request.locations.count) location(s), weight \(String(format: "%.1f", request.weight)))")
         let response: HTTPResponse
         do {
             // Failed attempts count as one call each at Open-Meteo, shared by the batch's rows.
@@ -193,6 +196,7 @@ public final class Ingestor: @unchecked Sendable {
             do {
                 let outcomes = try store.store(item, for: location, fetch: record)
                 for outcome in outcomes {
+                    log?("\(location.name) \(outcome.model): \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours, \(outcome.days) days)")
                     if outcome.kind == .stored { summary.stored += 1 } else { summary.repeated += 1 }
                 }
                 let missing = Set(request.models).subtracting(outcomes.map(\.model))
