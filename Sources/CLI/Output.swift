@@ -38,6 +38,10 @@ enum TimeInput {
             throw UsageError("--\(option) '\(text)' is not a time; use ISO 8601 like 2026-11-30, 2026-11-30T12:00Z or 2026-11-30T13:00+01:00")
         }
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
+        guard TimeZone(identifier: timezone) != nil else {
+            // `auto` until the first fetch tells wxdb the zone: guessing would shift times by hours.
+            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone)); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or run 'wxdb ingest' once so wxdb learns the zone")
+        }
         return localToUTC(parsed.wallSeconds, timezone: timezone)
     }
 

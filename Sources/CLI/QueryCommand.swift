@@ -72,7 +72,10 @@ enum QueryCommand {
     static func display(_ value: Double?, _ variable: Variable) -> String {
         guard let value else { return "" }
         switch variable.quantity {
-        case .code: return "\(Int(value)) \(WeatherCode.label(Int(value)))"
+        case .code:
+            // A code outside WMO's 0...99 (hostile or broken input) prints as the number it is.
+            guard let code = Int(exactly: value.rounded()), (0...99).contains(code) else { return formatNumber(value, places: 1) }
+            return "\(code) \(WeatherCode.label(code))"
         case .direction: return "\(formatNumber(value, places: 0)) \(WeatherCode.compass(value))"
         default: return formatNumber(value, places: 1)
         }
@@ -441,7 +444,6 @@ enum QueryCommand {
 
     static func runTrend(_ args: ParsedArguments, _ context: Context) throws {
         let format = try context.format()
-        guard args.value("var") != nil else { throw UsageError("missing --var (e.g. --var temperature_2m)") }
         let variable = try variable(args)
         let units = try units(args)
         guard let lead = try args.double("lead", in: 0...384) else { throw UsageError("missing --lead (hours, e.g. --lead 24)") }
@@ -562,8 +564,9 @@ enum Sparkline {
             String(values.map { value -> Character in
                 guard value.isFinite else { return " " }
                 guard high > low else { return blocks[3] }
-                let index = Int(((value - low) / (high - low) * Double(blocks.count - 1)).rounded())
-                return blocks[min(blocks.count - 1, max(0, index))]
+                let position = (value - low) / (high - low) * Double(blocks.count - 1)
+                guard position.isFinite else { return blocks[3] }  // a span too wide for a double
+                return blocks[min(blocks.count - 1, max(0, Int(position.rounded())))]
             })
         }
     }

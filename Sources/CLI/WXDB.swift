@@ -103,7 +103,7 @@ public enum WXDB {
             if error.isDiskFull {
                 return "the disk is full; nothing was stored from this command. Free some space and run it again"
             }
-            return "database error: \(error)"
+            return "\(error.summary). Run 'wxdb doctor' to check the database"
         case let error as CustomStringConvertible:
             return error.description
         default:

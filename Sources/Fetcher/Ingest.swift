@@ -220,6 +220,7 @@ public enum WxError {
             if error.isBusy { return "the database stayed busy (another wxdb writing); try again" }
             if error.isDiskFull { return "the disk is full; nothing was stored. Free some space and run it again" }
             if error.isReadOnly { return "the database is read-only (\(error.message)); check permissions or the file system" }
+            return error.summary
         }
         return "\(error)"
     }

@@ -195,28 +195,13 @@ public struct Exporter {
         return rows
     }
 
-    /// The observation source used for a location when none is named: any station source first,
-    /// then `era5`, then `analysis`, then `current`.
-    public static func bestSource(_ store: Store, locationID: Int64) throws -> String? {
-        let sources = try store.db.rows("SELECT DISTINCT source FROM observations WHERE location_id = ?", [.integer(locationID)]) { $0.string(0) }
-        let rank: (String) -> Int = { source in
-            switch source {
-            case "current": return 3
-            case "analysis": return 2
-            case "era5": return 1
-            default: return 0
-            }
-        }
-        return sources.sorted { (rank($0), $0) < (rank($1), $1) }.first
-    }
-
     func locationsForPairs(_ request: ExportRequest) throws -> [(id: Int64, name: String, source: String)] {
         let locations = try store.db.rows(
             "SELECT id, name FROM locations WHERE (?1 IS NULL OR id = ?1) ORDER BY id",
             [request.locationID.map { .integer($0) } ?? .null]) { (id: $0.int64(0), name: $0.string(1)) }
         var result: [(Int64, String, String)] = []
         for location in locations {
-            if let source = try request.source ?? Self.bestSource(store, locationID: location.id) {
+            if let source = try request.source ?? ObservationSources.ranked(store, locationID: location.id).first {
                 result.append((location.id, location.name, source))
             } else if request.locationID != nil {
                 throw ExportError.noObservations(location: location.name)

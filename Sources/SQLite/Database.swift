@@ -45,8 +45,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         self.sql = sql
     }
 
+    /// The code and message without the SQL, for messages users see.
+    public var summary: String { "SQLite error \(extendedCode): \(message)" }
+
     public var description: String {
-        var text = "SQLite error \(extendedCode): \(message)"
+        var text = summary
         if let sql { text += " - while executing `\(sql)`" }
         return text
     }

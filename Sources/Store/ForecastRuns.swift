@@ -57,7 +57,7 @@ extension Store {
         + Variables.hourlyNames.joined(separator: ", ") + ", recorded_at) VALUES (?, ?, ?"
         + String(repeating: ", ?", count: Variables.hourly.count) + ", ?) "
         + "ON CONFLICT (location_id, source, time) DO UPDATE SET "
-        + Variables.hourlyNames.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        + Variables.hourlyNames.map { "\($0) = coalesce(excluded.\($0), observations.\($0))" }.joined(separator: ", ")
         + ", recorded_at = excluded.recorded_at WHERE excluded.recorded_at >= observations.recorded_at"
 
     /// Stores one decoded response for `location` in one transaction: a run per model (or a
@@ -171,7 +171,8 @@ extension Store {
         }
     }
 
-    /// Inserts or replaces one observation; an older recording never overwrites a newer one.
+    /// Inserts or updates one observation: a newer recording replaces the values it has and keeps
+    /// those it lacks (a CSV of precipitation does not erase temperatures); an older one changes nothing.
     public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64) throws {
         let upsert = try db.cachedStatement(Self.observationUpsertSQL)
         upsert.bind(locationID, at: 1)

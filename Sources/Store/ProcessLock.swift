@@ -28,7 +28,12 @@ public final class ProcessLock {
 
     /// Takes the lock, waiting up to `timeout` seconds for another holder to finish.
     public init(databasePath: String, timeout: Double) throws {
-        path = databasePath + ".ingest-lock"
+        // The same database reached by another spelling (relative, symlink) must find the same lock.
+        let real = realpath(databasePath, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? databasePath
+        path = real + ".ingest-lock"
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         let start = Date()

@@ -12,6 +12,7 @@ public final class Store {
         case notADatabase(path: String)
         case cannotOpen(path: String, reason: String)
         case missing(path: String)
+        case notWxdb(path: String)
 
         public var description: String {
             switch self {
@@ -19,6 +20,8 @@ public final class Store {
                 return "\(path) is not a wxdb database (not SQLite, or damaged). wxdb did not change it; pass another --db, or run 'wxdb doctor --db \(path)' for details"
             case .cannotOpen(let path, let reason):
                 return "cannot open the database \(path): \(reason). Check the path and its permissions, or pass another --db"
+            case .notWxdb(let path):
+                return "\(path) is a SQLite database, but not a wxdb one (it holds tables wxdb did not create). wxdb did not change it; pass another --db"
             case .missing(let path):
                 return "no database at \(path). Run a command that writes (e.g. 'wxdb locations add') to create it, or pass the right --db"
             }
@@ -52,6 +55,10 @@ public final class Store {
         let migrator = Migrator(migrations: Schema.migrations)
         do {
             try migrator.check(db)
+            // A SQLite file with no wxdb history but tables of its own belongs to someone else.
+            if try migrator.applied(in: db).isEmpty, (try db.scalarInt("SELECT count(*) FROM sqlite_schema") ?? 0) > 0 {
+                throw OpenError.notWxdb(path: path)
+            }
             if try migrator.pending(in: db).isEmpty == false || (try db.scalarText("PRAGMA journal_mode")) != "wal" {
                 _ = try db.scalarText("PRAGMA journal_mode = WAL")
             }
