@@ -94,22 +94,29 @@ extension Store {
         let hash = forecast.contentHash(grid: (response.latitude, response.longitude, response.elevation))
         // Any earlier run of this location and model with the same content: re-fetching (or
         // re-importing an archive) adds a fetch-log entry, never a second copy.
-        let latest = try db.firstRow(
-            "SELECT id, content_hash, fetched_at FROM forecast_runs WHERE location_id = ? AND model = ? AND content_hash = ? ORDER BY id LIMIT 1",
+        let same = try db.firstRow(
+            "SELECT id, fetched_at FROM forecast_runs WHERE location_id = ? AND model = ? AND content_hash = ? ORDER BY id LIMIT 1",
             [.integer(location.id), .text(forecast.model), .integer(hash)]
-        ) { (id: $0.int64(0), hash: $0.int64(1), fetchedAt: $0.int64(2)) }
+        ) { (id: $0.int64(0), fetchedAt: $0.int64(1)) }
+        // Open-Meteo's window starts at local midnight, so it moves a day on without a new model
+        // run: the same forecast, shifted, is the latest run continued, not a second run.
+        let continued = same == nil ? try continuedRun(forecast, locationID: location.id) : nil
 
         let runID: Int64
         let kind: StoreOutcome.Kind
-        if let latest, latest.hash == hash {
-            runID = latest.id
+        if let same {
+            runID = same.id
             kind = .repeated
             // An import of an older copy moves the run's first fetch (and a fallback issue time) back.
-            if fetch.fetchedAt < latest.fetchedAt {
+            if fetch.fetchedAt < same.fetchedAt {
                 try db.run(
                     "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
                     [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
             }
+        } else if let continued {
+            runID = continued
+            kind = .repeated
+            try extendRun(runID, with: forecast, hash: hash)
         } else {
             let modelRun = fetch.issuedAt[forecast.model]
             try db.run(
@@ -133,6 +140,72 @@ extension Store {
         try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
         return StoreOutcome(kind: kind, model: forecast.model, runID: runID,
                             hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count)
+    }
+
+    /// The latest run of this location and model when `forecast` agrees with it on every hour and
+    /// date they share (at least a day of hours), i.e. the same model run seen through a moved window.
+    func continuedRun(_ forecast: ModelForecast, locationID: Int64) throws -> Int64? {
+        guard let first = forecast.hourlyTimes.min(), let last = forecast.hourlyTimes.max() else { return nil }
+        guard let latest = try db.scalarInt(
+            "SELECT id FROM forecast_runs WHERE location_id = ? AND model = ? AND pruned_at IS NULL ORDER BY fetched_at DESC, id DESC LIMIT 1",
+            [.integer(locationID), .text(forecast.model)]) else { return nil }
+        var rowOf: [Int64: Int] = [:]
+        for (row, time) in forecast.hourlyTimes.enumerated() where rowOf[time] == nil { rowOf[time] = row }
+        let statement = try db.cachedStatement(
+            "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
+                + " FROM hourly_forecasts WHERE run_id = ? AND valid_time BETWEEN ? AND ?")
+        try statement.bind([.integer(latest), .integer(first), .integer(last)])
+        defer { statement.reset() }
+        var shared = 0
+        while let stored = try statement.step() {
+            guard let row = rowOf[stored.int64(0)] else { continue }
+            for (index, column) in forecast.hourly.enumerated() {
+                let new = column?[row] ?? nil
+                let old = stored.optionalDouble(index + 1)
+                if new != old { return nil }
+            }
+            shared += 1
+        }
+        guard shared >= min(24, forecast.hourlyTimes.count) else { return nil }
+        // Daily rows of the shared dates must agree too.
+        var dayOf: [String: Int] = [:]
+        for (row, date) in forecast.dailyDates.enumerated() where dayOf[date] == nil { dayOf[date] = row }
+        let days = try db.cachedStatement(
+            "SELECT date, " + Variables.dailyNames.joined(separator: ", ") + " FROM daily_forecasts WHERE run_id = ?")
+        try days.bind([.integer(latest)])
+        defer { days.reset() }
+        while let stored = try days.step() {
+            guard let row = dayOf[stored.string(0)] else { continue }
+            for (index, column) in forecast.daily.enumerated() where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
+                return nil
+            }
+        }
+        return latest
+    }
+
+    /// Adds the hours and dates `forecast` has that the run lacks, and takes its content hash, so
+    /// the next identical response is recognised at once.
+    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64) throws {
+        let storedHours = Set(try db.rows("SELECT valid_time FROM hourly_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.int64(0) })
+        let storedDates = Set(try db.rows("SELECT date FROM daily_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.string(0) })
+        var extra = ModelForecast(model: forecast.model)
+        let hourRows = forecast.hourlyTimes.indices.filter { !storedHours.contains(forecast.hourlyTimes[$0]) }
+        extra.hourlyTimes = hourRows.map { forecast.hourlyTimes[$0] }
+        extra.hourly = forecast.hourly.map { column in column.map { values in hourRows.map { values[$0] } } }
+        let dayRows = forecast.dailyDates.indices.filter { !storedDates.contains(forecast.dailyDates[$0]) }
+        extra.dailyDates = dayRows.map { forecast.dailyDates[$0] }
+        extra.daily = forecast.daily.map { column in column.map { values in dayRows.map { values[$0] } } }
+        try insertRows(extra, runID: runID)
+        try db.run(
+            """
+            UPDATE forecast_runs SET content_hash = ?2,
+                hour_count = (SELECT count(*) FROM hourly_forecasts WHERE run_id = ?1),
+                day_count = (SELECT count(*) FROM daily_forecasts WHERE run_id = ?1),
+                first_valid_time = (SELECT min(valid_time) FROM hourly_forecasts WHERE run_id = ?1),
+                last_valid_time = (SELECT max(valid_time) FROM hourly_forecasts WHERE run_id = ?1)
+            WHERE id = ?1
+            """,
+            [.integer(runID), .integer(hash)])
     }
 
     func insertRows(_ forecast: ModelForecast, runID: Int64) throws {

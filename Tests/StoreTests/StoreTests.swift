@@ -160,3 +160,54 @@ struct StoreTests {
         #expect(try tableCounts(store) == before)
     }
 }
+
+@Suite("Runs seen through a moved window")
+struct MovedWindowTests {
+    /// The Copenhagen sample moved a day on: its first 24 hours dropped and 24 new ones added.
+    static func shifted(_ response: ForecastResponse, change: Double = 0) -> ForecastResponse {
+        var moved = response
+        var forecast = moved.models[0]
+        let last = forecast.hourlyTimes.last!
+        forecast.hourlyTimes = Array(forecast.hourlyTimes.dropFirst(24)) + (1...24).map { last + Int64($0) * 3600 }
+        forecast.hourly = forecast.hourly.map { column in
+            column.map { Array($0.dropFirst(24)) + Array(repeating: 1.5, count: 24) }
+        }
+        if change != 0, var temperature = forecast.hourly[0] {
+            temperature[0] = (temperature[0] ?? 0) + change
+            forecast.hourly[0] = temperature
+        }
+        forecast.dailyDates = []
+        forecast.daily = forecast.daily.map { _ in nil }
+        moved.models = [forecast]
+        return moved
+    }
+
+    @Test("the same forecast in a window moved by a day continues the run instead of adding one")
+    func continuesRun() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        let first = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
+        let moved = try store.store(Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
+        #expect(moved.map(\.kind) == [.repeated])
+        #expect(moved[0].runID == first[0].runID)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 168 + 24)
+        #expect(try store.db.scalarInt("SELECT hour_count FROM forecast_runs") == 168 + 24)
+        // The same moved response again is recognised by its hash.
+        let again = try store.store(Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_173_600, origin: .import))
+        #expect(again.map(\.kind) == [.repeated])
+        try expectClean(store)
+    }
+
+    @Test("a moved window whose shared hours differ is a new run")
+    func changedIsNewRun() throws {
+        let store = try Store.open(path: temporaryDatabase())
+        let location = try store.addLocation(name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
+        let moved = try store.store(Self.shifted(response, change: 0.1), for: location, fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
+        #expect(moved.map(\.kind) == [.stored])
+        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 2)
+    }
+}
