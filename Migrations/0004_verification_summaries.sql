@@ -1,5 +1,6 @@
 -- What `wxdb prune` keeps of the runs whose hourly rows it removes: the partial sums of each
--- (location, model, observation source, variable, lead bucket, valid UTC day), so `query verify`
+-- (location, model, observation source, variable, lead bucket, valid day in the location's time
+-- zone), so `query verify`
 -- over a pruned period gives the same n, bias, MAE, RMSE and correlation as before.
 -- Sums are in stored (metric) units. For precipitation the 2x2 counts, and for
 -- precipitation_probability the Brier sums, are at the default 0.1 mm threshold.

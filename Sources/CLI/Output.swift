@@ -67,19 +67,13 @@ enum TimeInput {
         return (from, to)
     }
 
-    /// Reads a wall-clock time in a zone: the offset in force at that moment (checked twice, so a
-    /// time just after a DST change uses the new offset).
     static func localToUTC(_ wall: Int64, timezone: String) -> Int64 {
-        guard let zone = TimeZone(identifier: timezone) else { return wall }
-        var guess = wall - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(wall))))
-        guess = wall - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(guess))))
-        return guess
+        ZoneTime.instant(ofWall: wall, timezone: timezone)
     }
 
     /// Local wall time for display: `2026-11-30 13:00` in the zone (falls back to UTC).
     static func local(_ instant: Int64, timezone: String) -> String {
-        let offset = TimeZone(identifier: timezone)?.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant))) ?? 0
-        return CivilTime.localString(instant, offset: offset)
+        CivilTime.localString(instant, offset: ZoneTime.offset(at: instant, timezone: timezone))
     }
 }
 

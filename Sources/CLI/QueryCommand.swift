@@ -303,6 +303,9 @@ enum QueryCommand {
             variable: variable, source: args.value("source"), range: try range(args, location, context), grouping: grouping,
             model: args.value("model"), thresholdMillimetres: threshold, units: units)
         let result = try VerifyQuery.verify(store, location: location, options: options)
+        if result.prunedDaysLeftOut > 0 {
+            context.note("Note: \(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them")
+        }
         let isProbability = variable.name == "precipitation_probability"
         let unit = isProbability ? "%" : units.unit(variable.quantity)
 

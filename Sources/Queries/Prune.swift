@@ -27,11 +27,14 @@ public enum Pruner {
         while true {
             let done = try store.db.transaction { () -> Bool in
                 let runs = try store.db.rows(
-                    "SELECT id, location_id, model FROM forecast_runs WHERE issued_at < ? AND pruned_at IS NULL ORDER BY id LIMIT ?",
-                    [.integer(cutoff), .integer(Int64(batchSize))]) { (id: $0.int64(0), location: $0.int64(1), model: $0.string(2)) }
+                    """
+                    SELECT r.id, l.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id
+                    WHERE r.issued_at < ? AND r.pruned_at IS NULL ORDER BY r.id LIMIT ?
+                    """,
+                    [.integer(cutoff), .integer(Int64(batchSize))]) { (id: $0.int64(0), timezone: $0.string(1)) }
                 if runs.isEmpty { return true }
                 var sums: [SummaryKey: VerifyRow] = [:]
-                for run in runs { try summarise(store, runID: run.id, into: &sums) }
+                for run in runs { try summarise(store, runID: run.id, timezone: run.timezone, into: &sums) }
                 result.summaryRows += try write(store, sums)
                 for run in runs {
                     try store.db.run("DELETE FROM hourly_forecasts WHERE run_id = ?", [.integer(run.id)])
@@ -62,8 +65,9 @@ public enum Pruner {
         + variables.map { "forecast_\($0.name), observed_\($0.name)" }.joined(separator: ", ")
         + ", observed_precipitation FROM forecast_observation_pairs WHERE run_id = ?"
 
-    /// Adds every pair of one run, per variable and source, exactly as `query verify` would.
-    static func summarise(_ store: Store, runID: Int64, into sums: inout [SummaryKey: VerifyRow]) throws {
+    /// Adds every pair of one run, per variable and source, exactly as `query verify` would. Days
+    /// are the location's local days, so `--from/--to` given as dates select whole summaries.
+    static func summarise(_ store: Store, runID: Int64, timezone: String, into sums: inout [SummaryKey: VerifyRow]) throws {
         let statement = try store.db.cachedStatement(pairSQL)
         try statement.bind([.integer(runID)])
         defer { statement.reset() }
@@ -72,7 +76,7 @@ public enum Pruner {
             let issued = row.int64(3)
             let valid = row.int64(4)
             guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { continue }
-            let date = CivilTime.dateString(unix: valid)
+            let date = ZoneTime.date(of: valid, timezone: timezone)
             for (index, variable) in variables.enumerated() {
                 let forecastColumn = 5 + index * 2
                 let observedColumn = variable.name == "precipitation_probability" ? precipitationColumn : forecastColumn + 1

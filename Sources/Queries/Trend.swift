@@ -142,13 +142,11 @@ public enum TrendQuery {
 
     /// Hourly points averaged per local day; the running bias stays weighted by hours.
     static func daily(_ hourly: [TrendPoint], timezone: String) -> [TrendPoint] {
-        let zone = TimeZone(identifier: timezone)
         var days: [TrendPoint] = []
         var sumErrors = 0.0
         var count = 0
         for point in hourly {
-            let offset = zone?.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(point.time))) ?? 0
-            let date = CivilTime.dateString(unix: point.time + Int64(offset))
+            let date = ZoneTime.date(of: point.time, timezone: timezone)
             sumErrors += point.error
             count += 1
             if var last = days.last, last.date == date {

@@ -75,6 +75,9 @@ public struct VerifyResult: Sendable, Equatable {
     public var options: VerifyOptions.Summary
     /// Non-empty groups, by model (when grouped by model) then lead.
     public var rows: [VerifyRow]
+    /// Days of pruned runs that `--from/--to` cut, which could not be counted (their pairs survive
+    /// only as whole-day sums).
+    public var prunedDaysLeftOut = 0
 
     /// The row a one-line summary should speak about: the one with most pairs among those at
     /// 48 h lead or more, else the one with most pairs overall (the shorter lead on a tie).
@@ -145,7 +148,7 @@ public enum VerifyQuery {
             groups[key] = group
         }
         statement.reset()
-        try addSummaries(store, location: location, source: source, options: options, into: &groups)
+        let prunedDaysLeftOut = try addSummaries(store, location: location, source: source, options: options, into: &groups)
 
         guard !groups.isEmpty else {
             var detail = try QuerySupport.coverage(store, location: location, source: source)
@@ -159,7 +162,7 @@ public enum VerifyQuery {
         return VerifyResult(
             location: location.name, variable: variable, source: source,
             options: .init(grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
-            rows: rows)
+            rows: rows, prunedDaysLeftOut: prunedDaysLeftOut)
     }
 
     /// Adds one forecast/observation pair (stored units) to a group's scores.
@@ -190,25 +193,23 @@ public enum VerifyQuery {
         }
     }
 
-    /// Adds what `wxdb prune` folded into `verification_summaries` (valid days inside the range).
+    /// Adds what `wxdb prune` folded into `verification_summaries` (valid days inside the range);
+    /// returns how many summarised days the range cut and so left out.
     /// Categorical and Brier sums were kept at the default threshold only, so another threshold
     /// leaves pruned periods out of those scores (and, for precipitation_probability, entirely).
     static func addSummaries(_ store: Store, location: Location, source: String, options: VerifyOptions,
-                             into groups: inout [String: VerifyRow]) throws {
+                             into groups: inout [String: VerifyRow]) throws -> Int {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
-        if options.variable.name == "precipitation_probability" && !defaultThreshold { return }
-        let fromDate = options.range.from.map { CivilTime.dateString(unix: $0 + 86399) } ?? "0000-00-00"
-        let toDate = options.range.to.map { CivilTime.dateString(unix: $0 - 86400 + 1) } ?? "9999-99-99"
+        if options.variable.name == "precipitation_probability" && !defaultThreshold { return 0 }
+        var partialDays = Set<String>()
         let statement = try store.db.cachedStatement(
             """
             SELECT model, lead_from_h, lead_to_h, valid_date, n, sum_f, sum_o, sum_ff, sum_oo, sum_fo, sum_abs_err, sum_err, sum_err_sq,
                    hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events
             FROM verification_summaries
             WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)
-              AND valid_date >= ? AND valid_date <= ?
             """)
-        try statement.bind([.integer(location.id), .text(source), .text(options.variable.name), options.model.sqlValue,
-                            .text(fromDate), .text(toDate)])
+        try statement.bind([.integer(location.id), .text(source), .text(options.variable.name), options.model.sqlValue])
         defer { statement.reset() }
         // Imperial display is an affine change of unit (x' = a·x + b), which partial sums follow exactly.
         let quantity = options.variable.quantity
@@ -216,6 +217,15 @@ public enum VerifyQuery {
         let offset = options.units.convert(0, quantity)
         let isProbability = options.variable.name == "precipitation_probability"
         while let row = try statement.step() {
+            // A summarised day counts when it lies wholly inside --from/--to; one cut by the range
+            // cannot be split, so it is left out and counted for a note.
+            guard let day = ZoneTime.span(ofDate: row.string(3), timezone: location.timezone) else { continue }
+            let inside = day.start >= (options.range.from ?? Int64.min) && day.end <= (options.range.to ?? Int64.max)
+            let outside = day.end <= (options.range.from ?? Int64.min) || day.start >= (options.range.to ?? Int64.max)
+            if !inside {
+                if !outside { partialDays.insert(row.string(3)) }
+                continue
+            }
             guard let (from, to) = bucket(Double(row.int(1)), options.grouping) else { continue }
             let model = options.grouping == .model ? row.string(0) : nil
             let key = (model ?? "") + "\u{1}" + String(from)
@@ -224,10 +234,8 @@ public enum VerifyQuery {
                 n: row.int(4), sumF: row.double(5), sumO: row.double(6), sumFF: row.double(7), sumOO: row.double(8),
                 sumFO: row.double(9), sumAbsErr: row.double(10), sumErr: row.double(11), sumErrSq: row.double(12))
             group.scores.merge(isProbability ? stored : stored.affine(scale: scale, offset: offset))
-            if let day = CivilTime.parse(row.string(3)) {
-                group.firstValidTime = min(group.firstValidTime, day.wallSeconds)
-                group.lastValidTime = max(group.lastValidTime, day.wallSeconds + 86400 - 3600)
-            }
+            group.firstValidTime = min(group.firstValidTime, day.start)
+            group.lastValidTime = max(group.lastValidTime, day.end - 3600)
             if defaultThreshold, let hits = row.optionalInt(13) {
                 var table = group.contingency ?? Contingency()
                 table.merge(Contingency(a: hits, b: row.int(14), c: row.int(15), d: row.int(16)))
@@ -240,6 +248,7 @@ public enum VerifyQuery {
             }
             groups[key] = group
         }
+        return partialDays.count
     }
 
     /// The `[from, to)` lead range a lead falls in; nil for negative leads and leads of 384 h or more.

@@ -155,3 +155,36 @@ struct OperationsTests {
         withExtendedLifetime(held) {}
     }
 }
+
+@Suite("Prune and time ranges")
+struct PruneRangeTests {
+    @Test("verify over whole local dates gives the same numbers after a prune; a range that cuts a pruned day says so")
+    func rangesAfterPrune() async throws {
+        let box = Sandbox()
+        _ = try GeneratedHistory.build(box)  // Testville is in Europe/Berlin
+        // Four whole local days in the middle of the history.
+        let start = GeneratedHistory.issued(2) + 86400
+        let from = ZoneTime.date(of: start, timezone: "Europe/Berlin")
+        let to = ZoneTime.date(of: start + 3 * 86400, timezone: "Europe/Berlin")
+        let args = ["query", "verify", "--location", "Testville", "--format", "json", "--from", from, "--to", to]
+        let before = await box.run(args)
+        #expect(before.code == 0, "\(before.stderrText)")
+        box.now = Date(timeIntervalSince1970: TimeInterval(GeneratedHistory.issued(9) + 86400 * 3))
+        #expect(await box.run("prune", "--keep-days", "1").code == 0)
+        let after = await box.run(args)
+        #expect(after.code == 0)
+        let b = try #require(try parseJSON(before.stdout)["rows"]?.arrayValue)
+        let a = try #require(try parseJSON(after.stdout)["rows"]?.arrayValue)
+        #expect(b.count == a.count)
+        for (x, y) in zip(b, a) {
+            #expect(x["n"] == y["n"])
+            let bx = try #require(x["bias"]?.numberValue), by = try #require(y["bias"]?.numberValue)
+            #expect(abs(bx - by) <= 1e-9)
+        }
+        #expect(!after.stderrText.contains("left out"))
+        // A range in UTC hours cuts the first and last local day.
+        let cut = await box.run("query", "verify", "--location", "Testville", "--from", from + "T06:00Z", "--to", to + "T06:00Z")
+        #expect(cut.code == 0)
+        #expect(cut.stderrText.contains("were left out"))
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Wall-clock arithmetic in a location's tz-database zone, for what people type and read (local
+/// days, local times). Stored instants never go through it: Open-Meteo's labels carry their own
+/// fixed offset. An unknown zone (`auto` before the first fetch) reads as UTC.
+public enum ZoneTime {
+    /// Seconds east of UTC in `timezone` at `instant`.
+    public static func offset(at instant: Int64, timezone: String) -> Int {
+        TimeZone(identifier: timezone)?.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant))) ?? 0
+    }
+
+    /// The instant of a wall-clock time (seconds as if UTC) in `timezone`, using the offset in force
+    /// then (checked twice, so a time just after a DST change takes the new offset).
+    public static func instant(ofWall wall: Int64, timezone: String) -> Int64 {
+        let guess = wall - Int64(offset(at: wall, timezone: timezone))
+        return wall - Int64(offset(at: guess, timezone: timezone))
+    }
+
+    /// The local date (`YYYY-MM-DD`) of an instant in `timezone`.
+    public static func date(of instant: Int64, timezone: String) -> String {
+        CivilTime.dateString(unix: instant + Int64(offset(at: instant, timezone: timezone)))
+    }
+
+    /// The half-open span of instants of a local date in `timezone` (23 or 25 hours on DST days).
+    public static func span(ofDate date: String, timezone: String) -> (start: Int64, end: Int64)? {
+        guard let wall = CivilTime.parseLabel(date) else { return nil }
+        return (instant(ofWall: wall, timezone: timezone), instant(ofWall: wall + 86400, timezone: timezone))
+    }
+}
