@@ -73,8 +73,8 @@ public final class Context: @unchecked Sendable {
 
     public var capturedStderr: [String] { stderrLines }
 
-    /// The output format: `--format`, else table on a terminal and csv otherwise... for commands
-    /// that print rows. `allowed` lists what the command supports.
+    /// The output format of a command that prints rows: `--format`, else `table` (on a terminal or
+    /// not, so a script sees the same text a person does unless it asks for csv or json).
     public func format(allowed: [String] = ["table", "csv", "json"]) throws -> String {
         if let format = parsed.value("format") {
             guard allowed.contains(format) else {

@@ -159,13 +159,17 @@ enum LocationsCommand {
             name: "show",
             abstract: "Show one location and what is stored for it.",
             arguments: [ArgumentSpec(name: "name", help: "The location's name.")],
-            options: [.option("format", "format", "table or json.")],
+            options: [.option("format", "format", "table, csv or json.")],
             run: { args, context in
-                let format = try context.format(allowed: ["table", "json"])
+                let format = try context.format()
                 let store = try context.openStore(create: false)
                 guard let s = try summaries(store, only: args.positionals[0]).first else { return }
                 if format == "json" {
                     context.out(json(s).serialized() + "\n")
+                    return
+                }
+                if format == "csv" {
+                    try writeCSV([s], context)
                     return
                 }
                 let l = s.location

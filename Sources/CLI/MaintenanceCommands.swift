@@ -58,7 +58,7 @@ enum StatsCommand {
             abstract: "Show the database's size, rows per table, runs and fetches per location, and fetch gaps.",
             options: [
                 .option("days", "n", "Look for gaps (hours without a successful fetch) in the last N days.", default: "7"),
-                .option("format", "format", "table or json."),
+                .option("format", "format", "table, csv (one row per location) or json."),
             ],
             run: { args, context in try run(args, context) }
         )
@@ -67,7 +67,7 @@ enum StatsCommand {
     static let tables = ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations", "verification_summaries"]
 
     static func run(_ args: ParsedArguments, _ context: Context) throws {
-        let format = try context.format(allowed: ["table", "json"])
+        let format = try context.format()
         let days = try args.int("days", in: 1...3650) ?? 7
         let store = try context.openStore(create: false)
         let db = store.db
@@ -116,6 +116,23 @@ enum StatsCommand {
                 })),
             ])
             context.out(json.serialized() + "\n")
+            return
+        }
+        if format == "csv" {
+            context.flush()
+            let csv = CSVWriter(fileDescriptor: context.stdoutFD)
+            csv.header(["location", "runs", "fetches", "repeated_fetches", "failed_fetches", "gap_hours", "last_fetch"])
+            for l in perLocation {
+                csv.text(l.name)
+                csv.integer(l.runs)
+                csv.integer(l.fetches)
+                csv.integer(l.repeated)
+                csv.integer(l.failed)
+                csv.integer(Int64(l.gapHours))
+                if let last = l.lastFetch { csv.isoUTC(last) } else { csv.empty() }
+                csv.endRow()
+            }
+            try csv.flush()
             return
         }
         context.out("database: \(store.path) (\(bytes(size)), schema \(try store.schemaVersion() ?? "none"))\n\n")
