@@ -10,6 +10,7 @@ machine may be shared. Peak RSS is the child's ru_maxrss (VmHWM) from wait4.
 import argparse
 import datetime
 import glob
+import hashlib
 import json
 import csv
 import math
@@ -92,7 +93,12 @@ class Bench:
         self.a = args
         self.quick = args.quick
         self.wxdb = os.path.join(ROOT, ".build", "release", "wxdb")
-        self.work = os.path.abspath(args.work)
+        # Cached databases are only valid for the schema that made them: key the cache on it.
+        schema = hashlib.sha256()
+        for path in sorted(glob.glob(os.path.join(ROOT, "Migrations", "*.sql"))):
+            with open(path, "rb") as f:
+                schema.update(f.read())
+        self.work = os.path.join(os.path.abspath(args.work), "schema-" + schema.hexdigest()[:12])
         os.makedirs(self.work, exist_ok=True)
         self.rows = []      # (section, measure, wxdb, baseline, ratio, target, verdict)
         self.notes = []
