@@ -145,24 +145,29 @@ extension Store {
     /// The latest run of this location and model when `forecast` agrees with it on every hour and
     /// date they share (at least a day of hours), i.e. the same model run seen through a moved window.
     func continuedRun(_ forecast: ModelForecast, locationID: Int64) throws -> Int64? {
-        guard let first = forecast.hourlyTimes.min(), let last = forecast.hourlyTimes.max() else { return nil }
+        let times = forecast.hourlyTimes
+        // Only a response in ascending time order (as Open-Meteo writes them) is compared.
+        guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
         guard let latest = try db.scalarInt(
-            "SELECT id FROM forecast_runs WHERE location_id = ? AND model = ? AND pruned_at IS NULL ORDER BY fetched_at DESC, id DESC LIMIT 1",
+            // Along the (location, model, issued_at) index: one seek, however many runs there are.
+            "SELECT id FROM forecast_runs WHERE location_id = ? AND model = ? ORDER BY issued_at DESC, id DESC LIMIT 1",
             [.integer(locationID), .text(forecast.model)]) else { return nil }
-        var rowOf: [Int64: Int] = [:]
-        for (row, time) in forecast.hourlyTimes.enumerated() where rowOf[time] == nil { rowOf[time] = row }
         let statement = try db.cachedStatement(
             "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
-                + " FROM hourly_forecasts WHERE run_id = ? AND valid_time BETWEEN ? AND ?")
+                + " FROM hourly_forecasts WHERE run_id = ? AND valid_time BETWEEN ? AND ? ORDER BY valid_time")
         try statement.bind([.integer(latest), .integer(first), .integer(last)])
         defer { statement.reset() }
+        // Both sides ascend in time (responses do; the key orders the stored rows): walk them
+        // together, and stop at the first disagreement, which for a new model run is the first hour.
+        var row = 0
         var shared = 0
         while let stored = try statement.step() {
-            guard let row = rowOf[stored.int64(0)] else { continue }
-            for (index, column) in forecast.hourly.enumerated() {
-                let new = column?[row] ?? nil
-                let old = stored.optionalDouble(index + 1)
-                if new != old { return nil }
+            let time = stored.int64(0)
+            while row < times.count && times[row] < time { row += 1 }
+            guard row < times.count else { break }
+            guard times[row] == time else { continue }
+            for (index, column) in forecast.hourly.enumerated() where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
+                return nil
             }
             shared += 1
         }
