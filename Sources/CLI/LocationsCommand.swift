@@ -8,7 +8,7 @@ enum LocationsCommand {
         Command(
             name: "locations",
             abstract: "Add, list, show and remove saved locations.",
-            subcommands: [add, list, show, remove]
+            subcommands: [add, list, show, set, remove]
         )
     }
 
@@ -184,6 +184,31 @@ enum LocationsCommand {
                 text += "observations: \(s.observations)\n"
                 text += "last fetch:   \(s.lastFetch.map { CivilTime.isoUTC($0) } ?? "never")\n"
                 context.out(text)
+            }
+        )
+    }
+
+    static var set: Command {
+        Command(
+            name: "set",
+            abstract: "Change a saved location's time zone or models.",
+            discussion: "Stored runs keep the model they were fetched with; new models apply from the next ingest.",
+            arguments: [ArgumentSpec(name: "name", help: "The location's name.")],
+            options: [
+                .option("timezone", "tz", "Time zone (tz database name) for local times and daily rows."),
+                .option("models", "m1,m2", "Open-Meteo models to fetch, comma-separated."),
+            ],
+            run: { args, context in
+                let name = args.positionals[0]
+                let timezone = args.value("timezone")
+                if let timezone, TimeZone(identifier: timezone) == nil {
+                    throw UsageError("--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
+                }
+                let models = try args.value("models").map { try parseModels($0) }
+                guard timezone != nil || models != nil else { throw UsageError("give --timezone or --models to change") }
+                let store = try context.openStore(create: false)
+                let location = try store.updateLocation(named: name, timezone: timezone, models: models)
+                context.note("\(location.name): time zone \(location.timezone), models \(location.models.joined(separator: ","))")
             }
         )
     }

@@ -86,6 +86,17 @@ extension Store {
         try db.rows("SELECT \(Self.locationColumns) FROM locations ORDER BY name", [], Self.location)
     }
 
+    /// Changes a location's time zone and/or models; returns it as saved.
+    @discardableResult
+    public func updateLocation(named name: String, timezone: String?, models: [String]?) throws -> Location {
+        try db.transaction {
+            let location = try requireLocation(named: name)
+            try db.run("UPDATE locations SET timezone = coalesce(?, timezone), models = coalesce(?, models) WHERE id = ?",
+                       [timezone.sqlValue, models.map { .text($0.joined(separator: ",")) } ?? .null, .integer(location.id)])
+            return try requireLocation(named: name)
+        }
+    }
+
     /// Removes a location. Without `purge`, a location that has stored forecasts or observations is
     /// kept and an error says so, because removing it deletes its history.
     public func removeLocation(named name: String, purge: Bool) throws -> (runs: Int, observations: Int) {
