@@ -7,7 +7,8 @@ import PackageDescription
 // local test server). `wxdb` itself is a thin executable over CLI.
 let package = Package(
     name: "wxdb",
-    platforms: [.macOS(.v13)],
+    // macOS 15 for String(validating:as:), used by the strict JSON and CSV readers.
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "wxdb", targets: ["wxdb"]),
         .executable(name: "wxdb-replay", targets: ["wxdb-replay"]),
