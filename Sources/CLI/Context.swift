@@ -58,6 +58,12 @@ public final class Context: @unchecked Sendable {
         stdoutBuffer.removeAll(keepingCapacity: true)
     }
 
+    /// A CSV writer on stdout, after what `out` has buffered.
+    public func csvWriter() -> CSVWriter {
+        flush()
+        return CSVWriter(fileDescriptor: stdoutFD)
+    }
+
     /// Writes one line to stderr, unbuffered.
     public func err(_ line: String) {
         if captureStderr {

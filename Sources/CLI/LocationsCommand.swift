@@ -132,8 +132,7 @@ enum LocationsCommand {
     }
 
     static func writeCSV(_ summaries: [Summary], _ context: Context) throws {
-        context.flush()
-        let csv = CSVWriter(fileDescriptor: context.stdoutFD)
+        let csv = context.csvWriter()
         for header in ["name", "latitude", "longitude", "elevation", "timezone", "models", "runs", "fetches", "observations", "last_fetch"] {
             csv.text(header)
         }

@@ -119,8 +119,7 @@ enum StatsCommand {
             return
         }
         if format == "csv" {
-            context.flush()
-            let csv = CSVWriter(fileDescriptor: context.stdoutFD)
+            let csv = context.csvWriter()
             csv.header(["location", "runs", "fetches", "repeated_fetches", "failed_fetches", "gap_hours", "last_fetch"])
             for l in perLocation {
                 csv.text(l.name)

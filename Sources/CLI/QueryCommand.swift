@@ -93,11 +93,6 @@ enum QueryCommand {
     static func json(_ value: Int64?) -> JSON { JSON.int(value) }
     static func time(_ value: Int64?) -> JSON { value.map { .string(CivilTime.isoUTC($0)) } ?? .null }
 
-    static func csvWriter(_ context: Context) -> CSVWriter {
-        context.flush()
-        return CSVWriter(fileDescriptor: context.stdoutFD)
-    }
-
     static func span(_ seconds: Int64) -> String {
         let hours = Int((Double(seconds) / 3600).rounded()) + 1
         if hours < 48 { return "\(hours) hour\(hours == 1 ? "" : "s")" }
@@ -140,7 +135,7 @@ enum QueryCommand {
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
-            let csv = csvWriter(context)
+            let csv = context.csvWriter()
             csv.header(["location", "run_id", "model", "issued_at", "issued_at_source", "first_fetch", "last_fetch", "repeats",
                         "first_valid_time", "last_valid_time", "hour_count"])
             for r in runs {
@@ -227,7 +222,7 @@ enum QueryCommand {
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
-            let csv = csvWriter(context)
+            let csv = context.csvWriter()
             csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "value", "change", "observed", "observed_source"])
             for e in history.entries {
                 csv.text(location.name)
@@ -317,7 +312,7 @@ enum QueryCommand {
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
-            let csv = csvWriter(context)
+            let csv = context.csvWriter()
             let sample = verifyFields(row: result.rows[0], result: result)
             // Every row has the same keys except `model`, present for every row or none.
             csv.header(["location", "variable", "source"] + sample.map(\.0))
@@ -478,7 +473,7 @@ enum QueryCommand {
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
-            let csv = csvWriter(context)
+            let csv = context.csvWriter()
             csv.header(["location", "model"] + (daily ? ["date", "hours"] : ["valid_time", "issued_at", "lead_hours"])
                        + ["forecast", "observed", "error", "running_bias"])
             for p in result.points {
