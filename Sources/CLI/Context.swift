@@ -81,7 +81,8 @@ public final class Context: @unchecked Sendable {
 
     /// The output format of a command that prints rows: `--format`, else `table` (on a terminal or
     /// not, so a script sees the same text a person does unless it asks for csv or json).
-    public func format(allowed: [String] = ["table", "csv", "json"]) throws -> String {
+    public func format() throws -> String {
+        let allowed = ["table", "csv", "json"]
         if let format = parsed.value("format") {
             guard allowed.contains(format) else {
                 throw UsageError("--format must be one of \(allowed.joined(separator: ", ")), not '\(format)'")

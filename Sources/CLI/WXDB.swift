@@ -63,7 +63,7 @@ public enum WXDB {
             return 0
         } catch {
             context.flush()
-            context.err("Error: \(message(for: error))")
+            context.err("Error: \(userMessage(for: error))")
             return 1
         }
     }
@@ -88,26 +88,5 @@ public enum WXDB {
             path.append(arg)
         }
         return (command, path)
-    }
-
-    /// The user-facing text of an error: what went wrong and what to do.
-    static func message(for error: Error) -> String {
-        switch error {
-        case let error as SQLiteError:
-            if error.isBusy {
-                return "the database is busy (another wxdb is writing) and did not free up in time; try again in a minute"
-            }
-            if error.isReadOnly {
-                return "the database is read-only (\(error.message)); check the file's permissions or the file system"
-            }
-            if error.isDiskFull {
-                return "the disk is full; nothing was stored from this command. Free some space and run it again"
-            }
-            return "\(error.summary). Run 'wxdb doctor' to check the database"
-        case let error as CustomStringConvertible:
-            return error.description
-        default:
-            return "\(error)"
-        }
     }
 }

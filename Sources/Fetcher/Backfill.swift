@@ -57,14 +57,7 @@ public struct Backfill {
     func save(_ decoded: ForecastResponse, location: Location, now: Int64) throws -> Int {
         guard let series = decoded.models.first else { return 0 }
         return try store.db.transaction {
-            var hours = 0
-            for (row, time) in series.hourlyTimes.enumerated() {
-                let values = series.hourly.map { $0?[row] ?? nil }
-                if values.allSatisfy({ $0 == nil }) { continue }
-                try store.upsertObservation(locationID: location.id, source: "era5", time: time, values: values, recordedAt: now)
-                hours += 1
-            }
-            return hours
+            try store.upsertObservations(series, locationID: location.id, source: "era5", recordedAt: now)
         }
     }
 }

@@ -113,15 +113,24 @@ public final class Ingestor: @unchecked Sendable {
 
     func fetch(_ request: ForecastRequest, issuedAt: [String: Int64], options: IngestOptions, summary: inout IngestSummary) async {
         let perRowWeight = request.weight / Double(request.locations.count * request.models.count)
-        func failAll(_ reason: String, status: Int? = nil, url: String?, duration: Int? = nil, weightPerRow: Double? = nil) {
-            for location in request.locations {
-                for model in request.models {
-                    summary.failed.append((location.name, reason))
-                    let record = FetchRecord(fetchedAt: nowUnix, origin: .fetch, request: url, httpStatus: status,
-                                             durationMilliseconds: duration, apiWeight: weightPerRow)
-                    try? store.logFailure(record, locationID: location.id, model: model, error: reason)
+        // One failed attempt, logged for every location and model of the request in one transaction.
+        func logFailures(_ record: FetchRecord, _ reason: String) {
+            try? store.db.transaction {
+                for location in request.locations {
+                    for model in request.models {
+                        try store.logFetch(record, locationID: location.id, model: model, outcome: "failed", runID: nil, error: reason)
+                    }
                 }
             }
+        }
+        func noteFailed(_ reason: String) {
+            for location in request.locations {
+                for _ in request.models { summary.failed.append((location.name, reason)) }
+            }
+        }
+        func failAll(_ reason: String, status: Int? = nil, url: String?, weightPerRow: Double? = nil) {
+            noteFailed(reason)
+            logFailures(FetchRecord(fetchedAt: nowUnix, origin: .fetch, request: url, httpStatus: status, apiWeight: weightPerRow), reason)
         }
 
         let url: URL
@@ -163,18 +172,11 @@ public final class Ingestor: @unchecked Sendable {
                 let record = FetchRecord(fetchedAt: Int64(attempt.startedAt.timeIntervalSince1970 + attempt.duration),
                                          origin: .fetch, request: shownURL, httpStatus: attempt.status,
                                          durationMilliseconds: Int(attempt.duration * 1000), apiWeight: failedShare)
-                let text = error.description + (attempt.retryAfter != nil ? " (retrying)" : "")
-                for location in request.locations {
-                    for model in request.models {
-                        try? store.logFailure(record, locationID: location.id, model: model, error: text)
-                    }
-                }
+                logFailures(record, error.description + (attempt.retryAfter != nil ? " (retrying)" : ""))
             }
         } catch {
             // Every attempt is already in the fetch log; only the summary is left.
-            for location in request.locations {
-                for _ in request.models { summary.failed.append((location.name, error.description)) }
-            }
+            noteFailed(error.description)
             return
         }
 
@@ -205,23 +207,10 @@ public final class Ingestor: @unchecked Sendable {
                     try? store.logFailure(record, locationID: location.id, model: model, error: "model missing from the response")
                 }
             } catch {
-                let reason = WxError.message(error)
+                let reason = userMessage(for: error)
                 summary.failed.append((location.name, reason))
                 try? store.logFailure(record, locationID: location.id, model: nil, error: reason)
             }
         }
-    }
-}
-
-/// User-facing text for errors from the lower layers.
-public enum WxError {
-    public static func message(_ error: Error) -> String {
-        if let error = error as? SQLiteError {
-            if error.isBusy { return "the database stayed busy (another wxdb writing); try again" }
-            if error.isDiskFull { return "the disk is full; nothing was stored. Free some space and run it again" }
-            if error.isReadOnly { return "the database is read-only (\(error.message)); check permissions or the file system" }
-            return error.summary
-        }
-        return "\(error)"
     }
 }

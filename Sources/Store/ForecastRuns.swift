@@ -79,13 +79,7 @@ extension Store {
                                   values: current.values, recordedAt: fetch.fetchedAt)
         }
         if fetch.recordAnalysis, let first = response.models.first {
-            let columns = first.hourly
-            for (row, time) in first.hourlyTimes.enumerated() where time <= fetch.fetchedAt {
-                let values = columns.map { $0?[row] ?? nil }
-                if values.allSatisfy({ $0 == nil }) { continue }
-                try upsertObservation(locationID: location.id, source: "analysis", time: time,
-                                      values: values, recordedAt: fetch.fetchedAt)
-            }
+            try upsertObservations(first, through: fetch.fetchedAt, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
         }
         return outcomes
     }
@@ -259,6 +253,21 @@ extension Store {
         for (index, value) in values.enumerated() { upsert.bind(value, at: Int32(index + 4)) }
         upsert.bind(recordedAt, at: Int32(values.count + 4))
         try upsert.runToCompletion()
+    }
+
+    /// Upserts a series' hours (those valid at or before `through`) as observations of `source`;
+    /// hours with no value at all are skipped. Returns how many hours were written.
+    @discardableResult
+    public func upsertObservations(_ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
+                                   recordedAt: Int64) throws -> Int {
+        var hours = 0
+        for (row, time) in series.hourlyTimes.enumerated() where time <= through {
+            let values = series.hourly.map { $0?[row] ?? nil }
+            if values.allSatisfy({ $0 == nil }) { continue }
+            try upsertObservation(locationID: locationID, source: source, time: time, values: values, recordedAt: recordedAt)
+            hours += 1
+        }
+        return hours
     }
 
     /// Records one attempt in the fetch log.
