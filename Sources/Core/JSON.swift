@@ -371,7 +371,9 @@ extension JSON {
         }
     }
 
-    static func numberText(_ n: Double) -> String {
+    /// A number as JSON writes it: whole numbers without a fraction, others in shortest
+    /// round-trip form, `null` when not finite.
+    public static func numberText(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
         if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
         return "\(n)"

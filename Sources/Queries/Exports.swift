@@ -277,15 +277,12 @@ public struct Exporter {
             while let row = try statement.step() {
                 let issued = row.int64(0)
                 let lead = Double(row.int64(1) - issued) / 3600
+                let plain = JSON.numberText
                 csv.raw("\(issued) \(plain(lead)) \(location.id) \(plain(row.double(2))) \(plain(row.double(3))) \(plain(row.optionalDouble(4) ?? 0)) \(plain(row.double(5))) \(plain(row.double(6)))\n")
                 rows += 1
             }
         }
         try csv.flush()
         return rows
-    }
-
-    func plain(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
 }

@@ -119,7 +119,7 @@ public enum TrendQuery {
                 forecast: observed + error, observed: observed, error: error, runningBias: overall.bias ?? 0, hours: 1))
         }
         guard !hourly.isEmpty else {
-            var detail = "model \(model), lead \(format(options.leadHours)) ± \(format(options.toleranceHours)) h"
+            var detail = "model \(model), lead \(JSON.numberText(options.leadHours)) ± \(JSON.numberText(options.toleranceHours)) h"
             if !options.range.phrase.isEmpty { detail += ", valid \(options.range.phrase)" }
             detail += "; " + (try QuerySupport.coverage(store, location: location, source: source))
             throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
@@ -164,9 +164,5 @@ public enum TrendQuery {
             }
         }
         return days
-    }
-
-    static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
