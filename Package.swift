@@ -34,12 +34,14 @@ let package = Package(
         .executableTarget(name: "wxdb", dependencies: ["WxCLI"], path: "Sources/wxdb"),
         .executableTarget(name: "wxdb-replay", dependencies: ["WxReplay"], path: "Sources/wxdb-replay"),
 
-        .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite"]),
-        .testTarget(name: "CoreTests", dependencies: ["WxCore"]),
-        .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore"]),
-        .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite"]),
-        .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore"]),
-        .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxStore", "WxSQLite", "WxCore", "WxReplay"]),
+        // Scratch folders for tests, removed when the test process exits.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite", "TestSupport"]),
+        .testTarget(name: "CoreTests", dependencies: ["WxCore", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore", "TestSupport"]),
+        .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
+        .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

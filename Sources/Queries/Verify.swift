@@ -111,7 +111,6 @@ public enum VerifyQuery {
         }
         let forecastColumn = try QuerySupport.column(variable)
         let isProbability = variable.name == "precipitation_probability"
-        let isPrecipitation = variable.name == "precipitation"
         // A probability of precipitation is checked against observed precipitation.
         let observedColumn = isProbability ? "precipitation" : forecastColumn
 
@@ -127,7 +126,6 @@ public enum VerifyQuery {
               AND (? IS NULL OR p.model = ?)
               AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
             """
-        let quantity = variable.quantity
         let units = options.units
         let threshold = options.thresholdMillimetres
         var groups: [String: VerifyRow] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import WxCLI
 
@@ -21,8 +22,7 @@ final class Sandbox {
     var now = Date(timeIntervalSince1970: 1_785_000_000)
 
     init() {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-cli-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = Scratch.folder("cli")
         // Nothing a test runs may reach the real API: unless a test points them at its replay
         // server, the endpoints are a closed port on loopback.
         let nowhere = "http://127.0.0.1:9"
@@ -34,12 +34,14 @@ final class Sandbox {
         ]
     }
 
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
     @discardableResult
     func run(_ arguments: String...) async -> RunResult { await run(arguments) }
 
     func run(_ arguments: [String]) async -> RunResult {
         let outPath = folder.appendingPathComponent("stdout-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         let fd = open(outPath, O_WRONLY | O_TRUNC)
         let fixedNow = now
         let context = Context(environment: environment, stdoutFD: fd, stdoutIsTerminal: false, stderrIsTerminal: false, now: { fixedNow })

@@ -4,6 +4,7 @@
 // mutation tests below with WXDB_RELIABILITY_MUTATIONS=10000 and reads their figures from
 // WXDB_RELIABILITY_REPORT.
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -33,7 +34,7 @@ func mutationCount(quick: Int) -> Int {
 /// Appends one line of figures to the file the reliability script reads, when it asked for them.
 func reportFigures(_ line: String) {
     guard let path = ProcessInfo.processInfo.environment["WXDB_RELIABILITY_REPORT"] else { return }
-    if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+    if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
     guard let handle = FileHandle(forWritingAtPath: path) else { return }
     handle.seekToEndOfFile()
     handle.write(Data((line + "\n").utf8))
@@ -182,7 +183,7 @@ struct JSONMutator {
             guard let path = pick(paths, &rng) else { return bytes }
             return serialize(with(path) { _ in .null })
         case "huge":
-            let values: [Double] = [1e15, 1e100, -1e100, 1.7976931348623157e308, -1.7976931348623157e308, 9.3e18, 1e11, 5e-324]
+            let values: [Double] = [1e15, 1e100, -1e100, 1.7976931348623157e308, -1.7976931348623157e308, 9.3e18, 1e11, Double.leastNonzeroMagnitude]
             guard let path = pick(numberPaths, &rng), let v = pick(values, &rng) else { return bytes }
             return serialize(with(path) { _ in .number(v) })
         case "negative":
@@ -326,7 +327,7 @@ func consistencyProblems(_ db: Database, runsAfter firstRun: Int64 = 0) throws -
 
 /// A fresh database with one location, for in-process fuzzing.
 func fuzzStore() throws -> (Store, Location) {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-reliability-\(UUID().uuidString)")
+    let folder = Scratch.root.appendingPathComponent("reliability-\(UUID().uuidString)")
     let store = try Store.open(path: folder.appendingPathComponent("fuzz.sqlite").path)
     try store.db.execute("PRAGMA synchronous = OFF")  // speed only: crash safety is the script's crash trials
     let location = try store.addLocation(name: "Fuzz", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)

@@ -93,7 +93,7 @@ struct ReviewRegressionTests {
     @Test("the ingest lock is the same for every spelling of the database path")
     func lockByRealPath() throws {
         let box = Sandbox()
-        FileManager.default.createFile(atPath: box.db, contents: nil)
+        _ = FileManager.default.createFile(atPath: box.db, contents: nil)
         let link = box.folder.appendingPathComponent("link.sqlite").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: box.db)
         let held = try ProcessLock(databasePath: box.db, timeout: 1)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WxCore
@@ -11,7 +12,7 @@ import Darwin
 
 /// A unique temporary path; the caller removes it.
 private func temporaryPath(_ suffix: String = ".csv") -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-csv-\(UUID().uuidString)\(suffix)").path
+    Scratch.path("csv", suffix: suffix)
 }
 
 /// Runs `body` against a writer on a temporary file and returns what was written.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import WxCore
 @testable import WxQueries
@@ -8,7 +9,7 @@ private let hour: Int64 = 3600
 private let t0: Int64 = 1_780_000_000 / 3600 * 3600
 
 private func temporaryStore() throws -> Store {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-queries-\(UUID().uuidString).sqlite").path
+    let path = Scratch.path("queries", suffix: ".sqlite")
     return try Store.open(path: path)
 }
 

@@ -1,10 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import WxSQLite
 
 func temporaryPath(_ name: String = "test.sqlite") -> String {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-tests-\(UUID().uuidString)")
-    try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let folder = Scratch.folder("sqlite")
     return folder.appendingPathComponent(name).path
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import WxCore
 @testable import WxSQLite
@@ -47,7 +48,7 @@ struct StoreReliabilityRegressionTests {
     @Test("a database on a read-only file system is refused with a clear message, not a raw SQLite error",
           .enabled(if: getuid() == 0, "needs root to mount a tmpfs"))
     func readOnlyFileSystem() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-ro-\(UUID().uuidString)").path
+        let folder = Scratch.root.appendingPathComponent("ro-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         func sh(_ args: [String]) throws -> Int32 {
             let p = try Process.run(URL(fileURLWithPath: "/bin/" + args[0]), arguments: Array(args.dropFirst()))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import WxCore
 @testable import WxSQLite
@@ -7,7 +8,7 @@ import Testing
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 func temporaryDatabase() -> String {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-store-\(UUID().uuidString)")
+    let folder = Scratch.root.appendingPathComponent("store-\(UUID().uuidString)")
     return folder.appendingPathComponent("wxdb.sqlite").path
 }
 
