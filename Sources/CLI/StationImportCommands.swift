@@ -124,7 +124,7 @@ enum StationImportCommands {
             var line = "  " + name + String(repeating: " ", count: width - name.count) + "  \(result.stored[variable] ?? 0) hours"
             let missing = (result.missing[variable] ?? [:]).sorted { $0.key < $1.key }
             if !missing.isEmpty {
-                line += "; missing " + missing.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+                line += "; missing \(missing.reduce(0) { $0 + $1.value }): " + missing.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
                 reasons.formUnion(missing.map(\.key))
             }
             context.note(line)

@@ -243,10 +243,10 @@ struct StationImportTests {
         let text = result.stderrText
         #expect(text.contains("Read 39 weewx records from \(archive); units: \(system.name) (usUnits \(system.usUnits)), unknown (usUnits 99)"))
         #expect(text.contains("Stored 4 of 7 hours for Garden (source weewx), valid 2026-03-29T01:00:00Z to 2026-03-29T07:00:00Z"))
-        #expect(text.contains("temperature_2m        4 hours; missing 2 gap, 1 unknown unit"))
-        #expect(text.contains("wind_direction_10m    3 hours; missing 2 gap, 1 no value, 1 unknown unit"))
-        #expect(text.contains("precipitation         2 hours; missing 1 gap, 3 partial hour, 1 unknown unit"))
-        #expect(text.contains("wind_gusts_10m        2 hours; missing 1 gap, 3 partial hour, 1 unknown unit"))
+        #expect(text.contains("temperature_2m        4 hours; missing 3: 2 gap, 1 unknown unit"))
+        #expect(text.contains("wind_direction_10m    3 hours; missing 4: 2 gap, 1 no value, 1 unknown unit"))
+        #expect(text.contains("precipitation         2 hours; missing 5: 1 gap, 3 partial hour, 1 unknown unit"))
+        #expect(text.contains("wind_gusts_10m        2 hours; missing 5: 1 gap, 3 partial hour, 1 unknown unit"))
     }
 
     @Test("weewx: a local date range over a daylight-saving change covers that day's 23 or 25 hours", arguments: [
@@ -387,8 +387,8 @@ struct StationImportTests {
         #expect(stored.count == 5)
         let text = result.stderrText
         #expect(text.contains("Stored 5 of 6 hours for Garden (source home-assistant), valid 2026-03-29T01:00:00Z to 2026-03-29T06:00:00Z"))
-        #expect(text.contains("temperature_2m        4 hours; missing 1 gap, 1 no value"))
-        #expect(text.contains("precipitation         3 hours; missing 1 gap, 2 no sum the hour before"))
+        #expect(text.contains("temperature_2m        4 hours; missing 2: 1 gap, 1 no value"))
+        #expect(text.contains("precipitation         3 hours; missing 3: 1 gap, 2 no sum the hour before"))
     }
 
     @Test("Home Assistant: an unknown statistic id, a unit that does not convert, or another database stores nothing", arguments: [

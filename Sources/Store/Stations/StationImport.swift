@@ -14,7 +14,7 @@ public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
     /// What the reason means, for the report.
     public var explanation: String {
         switch self {
-        case .gap: return "no reading for that hour"
+        case .gap: return "no reading for the hour; for weewx's instant values none at the hour or in the 10 minutes before it"
         case .partialHour: return "the records cover less than the 60 minutes"
         case .overlappingRecords: return "the records' intervals add up to more than 60 minutes"
         case .noValue: return "the reading is empty (NULL)"
