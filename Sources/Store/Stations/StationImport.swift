@@ -10,6 +10,7 @@ public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
     case unknownUnit = "unknown unit"
     case noPreviousSum = "no sum the hour before"
     case sumDecreased = "sum decreased"
+    case outOfRange = "out of range"
 
     /// What the reason means, for the report.
     public var explanation: String {
@@ -21,6 +22,7 @@ public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
         case .unknownUnit: return "a unit system wxdb does not know"
         case .noPreviousSum: return "the increase needs the hour before, which has no row"
         case .sumDecreased: return "the total went down (a reset)"
+        case .outOfRange: return "a number too large to be a reading"
         }
     }
 
@@ -61,6 +63,8 @@ public struct StationImport: Sendable {
         var any = false
         for variable in variables {
             switch outcomes[variable] ?? .failure(StationMissingMark(.gap)) {
+            case .success(let value) where !value.isFinite:
+                missing[variable, default: [:]][.outOfRange, default: 0] += 1
             case .success(let value):
                 row[variable] = value
                 stored[variable, default: 0] += 1
