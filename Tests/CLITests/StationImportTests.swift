@@ -303,6 +303,27 @@ struct StationImportTests {
         #expect(corrected[stationStart + 7200]?["temperature_2m"] == 20)
     }
 
+    @Test("weewx: reads beside a running weewx writer and holds no lock afterwards")
+    func weewxWhileWriting() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let archive = box.folder.appendingPathComponent("weewx.sdb").path
+        try WeewxFixture.write(archive, start: stationStart, records: stationRecords(.us))
+        #expect(await box.run("locations", "add", "Garden", "--lat", "52.5", "--lon", "13.4").code == 0)
+        // weewx in the middle of adding a record: a write transaction holding the RESERVED lock.
+        var options = Database.Options()
+        options.walMode = false
+        options.busyTimeoutMilliseconds = 0
+        let weewx = try Database(path: archive, options: options)
+        try weewx.execute("BEGIN IMMEDIATE")
+        try weewx.run("INSERT INTO archive (dateTime, usUnits, interval, outTemp) VALUES (?, 1, 5, 212)", [.integer(stationStart + 3 * 3600)])
+        let result = await box.run("observe", "import-weewx", archive, "--location", "Garden")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(try storedObservations(box.db, source: "weewx").count == 4, "the uncommitted record is not read")
+        // With no wait allowed, weewx's commit needs every reader gone: wxdb must hold nothing now.
+        try weewx.execute("COMMIT")
+    }
+
     @Test("weewx: a file that is not an archive is refused by name and nothing is stored", arguments: [
         ("not SQLite", "is not a SQLite database"),
         ("no archive", "without an `archive` table, so it is not a weewx archive"),
