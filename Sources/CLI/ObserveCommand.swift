@@ -5,7 +5,8 @@ import WxStore
 
 enum ObserveCommand {
     static var command: Command {
-        Command(name: "observe", abstract: "Store observed weather to judge forecasts against.", subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
+        Command(name: "observe", abstract: "Store observed weather to judge forecasts against.",
+                subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
     }
 
     static var importCSV: Command {

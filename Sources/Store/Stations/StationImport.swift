@@ -19,7 +19,7 @@ public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
         case .partialHour: return "the records cover less than the 60 minutes"
         case .overlappingRecords: return "the records' intervals add up to more than 60 minutes"
         case .noValue: return "the reading is empty (NULL)"
-        case .unknownUnit: return "a unit system wxdb does not know"
+        case .unknownUnit: return "a unit system (usUnits) wxdb does not know"
         case .noPreviousSum: return "the increase needs the hour before, which has no row"
         case .sumDecreased: return "the total went down (a reset)"
         case .outOfRange: return "a number too large to be a reading"
