@@ -324,10 +324,39 @@ struct StationImportTests {
         try weewx.execute("COMMIT")
     }
 
+    @Test("weewx: a damaged archive is read or refused with a message naming the file, never half-stored")
+    func weewxDamaged() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let archive = box.folder.appendingPathComponent("weewx.sdb").path
+        try WeewxFixture.write(archive, start: stationStart, records: stationRecords(.us))
+        let good = try #require(fileBytes(archive))
+        #expect(await box.run("locations", "add", "Garden", "--lat", "52.5", "--lon", "13.4").code == 0)
+        var seed: UInt64 = 0x5EED_0019
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        var refused = 0
+        for trial in 0..<40 {
+            var bytes = [UInt8](good)
+            for _ in 0...next(8) { bytes[next(bytes.count)] = UInt8(next(256)) }
+            try Data(bytes).write(to: URL(fileURLWithPath: archive))
+            let result = await box.run("observe", "import-weewx", archive, "--location", "Garden", "--source", "t\(trial)")
+            #expect(result.code == 0 || result.code == 1, "trial \(trial): \(result.stderrText)")
+            if result.code == 1 {
+                refused += 1
+                #expect(result.stderrText.hasPrefix("Error: ") && result.stderrText.contains(archive), "trial \(trial): \(result.stderrText)")
+                #expect(try storedObservations(box.db, source: "t\(trial)").isEmpty)
+            }
+        }
+        #expect(refused > 0 && refused < 40, "\(refused) of 40 refused")
+    }
+
     @Test("weewx: a file that is not an archive is refused by name and nothing is stored", arguments: [
         ("not SQLite", "is not a SQLite database"),
         ("no archive", "without an `archive` table, so it is not a weewx archive"),
-        ("missing", "cannot open"),
+        ("missing", "cannot read"),
     ])
     func weewxRefused(_ kind: String, _ message: String) async throws {
         let box = Sandbox()

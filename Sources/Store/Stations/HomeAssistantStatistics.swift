@@ -31,8 +31,7 @@ public enum HomeAssistantStatistics {
 
     /// Every statistic in the file with its unit and hourly rows, by statistic id.
     public static func list(path: String) throws -> [Listed] {
-        let db = try openStationFile(path, kind: "Home Assistant database")
-        return try db.transaction(.deferred) {
+        try readStationFile(path, kind: "Home Assistant database") { db in
             try checkSchema(db, path: path)
             return try db.rows(
                 """
@@ -54,8 +53,7 @@ public enum HomeAssistantStatistics {
     /// Throws `StationFileError` when the file is not a recorder database, a statistic id is not
     /// in it, or its unit does not convert to the variable's.
     public static func read(path: String, sensors: [Sensor], from: Int64? = nil, to: Int64? = nil) throws -> StationImport {
-        let db = try openStationFile(path, kind: "Home Assistant database")
-        return try db.transaction(.deferred) { try read(db, path: path, sensors: sensors, from: from, to: to) }
+        try readStationFile(path, kind: "Home Assistant database") { try read($0, path: path, sensors: sensors, from: from, to: to) }
     }
 
     static func checkSchema(_ db: Database, path: String) throws {

@@ -100,19 +100,21 @@ func hourBounds(from: Int64?, to: Int64?) -> (first: Int64, last: Int64) {
 func ceilHour(_ t: Int64) -> Int64 { floorHour(t + 3599) }
 func floorHour(_ t: Int64) -> Int64 { t - ((t % 3600) + 3600) % 3600 }
 
-/// Opens a station's database strictly read-only (`mode=ro`, never created, journal untouched),
-/// turning "not SQLite" and "cannot open" into messages naming the file.
-func openStationFile(_ path: String, kind: String) throws -> Database {
+/// Runs `body` on a station's database opened strictly read-only (`mode=ro`, never created, journal
+/// untouched) inside one read transaction, released on return. SQLite's errors become messages
+/// naming the file: damage found halfway through the read is the station file's, not wxdb's.
+func readStationFile<T>(_ path: String, kind: String, _ body: (Database) throws -> T) throws -> T {
     do {
         let db = try Database(path: Database.readOnlyURI(path: path), options: .foreignReadOnly)
-        // SQLite reads the header lazily: touch the schema now so a non-database fails here.
-        _ = try db.scalarInt("SELECT count(*) FROM sqlite_schema")
-        return db
+        return try db.transaction(.deferred) { try body(db) }
     } catch let error as SQLiteError {
         if error.isNotADatabase {
-            throw StationFileError("\(path) is not a SQLite database, so it is not a \(kind); nothing was stored. Check the path")
+            throw StationFileError("\(path) is not a SQLite database, or it is damaged, so it cannot be read as a \(kind); nothing was stored. Check the path")
         }
-        throw StationFileError("cannot open \(path) (\(error.message)); check the path and that it is readable. Nothing was stored")
+        if error.isBusy {
+            throw StationFileError("\(path) stayed locked by another program; nothing was stored. Try again in a minute")
+        }
+        throw StationFileError("cannot read \(path) (\(error.message)); check the path and that it is readable. Nothing was stored")
     }
 }
 

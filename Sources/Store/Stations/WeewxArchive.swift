@@ -24,8 +24,7 @@ public enum WeewxArchive {
     /// Reads the archive at `path` for valid hours in [`from`, `to`) (either open), in one read
     /// transaction. Throws `StationFileError` when the file is not a weewx archive.
     public static func read(path: String, from: Int64? = nil, to: Int64? = nil) throws -> StationImport {
-        let db = try openStationFile(path, kind: "weewx archive")
-        return try db.transaction(.deferred) { try read(db, path: path, from: from, to: to) }
+        try readStationFile(path, kind: "weewx archive") { try read($0, path: path, from: from, to: to) }
     }
 
     static func read(_ db: Database, path: String, from: Int64?, to: Int64?) throws -> StationImport {
