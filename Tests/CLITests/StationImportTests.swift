@@ -441,6 +441,32 @@ struct StationImportTests {
         #expect(text.contains("precipitation         3 hours; missing 3: 1 gap, 2 no sum the hour before"))
     }
 
+    @Test("Home Assistant: a recorder migrated to the newer schema (mean_type, mean_weight, unit_class) reads the same")
+    func homeAssistantNewerSchema() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let path = box.folder.appendingPathComponent("home-assistant_v2.db").path
+        try HomeAssistantFixture.write(path, start: stationStart, statistics: [
+            .init(id: "sensor.outdoor_temperature", unit: "°F", mean: true, rows: [0: 50, 1: 51.8]),
+        ])
+        do {  // the columns later recorder migrations add (db_schema.py: StatisticsMeta.mean_type, StatisticsBase.mean_weight)
+            let db = try Database(path: path)
+            try db.execute("""
+                ALTER TABLE statistics ADD COLUMN mean_weight FLOAT;
+                ALTER TABLE statistics_meta ADD COLUMN mean_type SMALLINT NOT NULL DEFAULT 1;
+                ALTER TABLE statistics_meta ADD COLUMN unit_class VARCHAR(255);
+                PRAGMA wal_checkpoint(TRUNCATE);
+                """)
+        }
+        #expect(await box.run("locations", "add", "Garden", "--lat", "52.5", "--lon", "13.4").code == 0)
+        let result = await box.run("observe", "import-home-assistant", path, "--location", "Garden",
+                                   "--sensor", "temperature_2m=sensor.outdoor_temperature")
+        #expect(result.code == 0, "\(result.stderrText)")
+        // 50 °F = 10 °C valid at 01:00, 51.8 °F = 11 °C at 02:00.
+        #expect(try storedObservations(box.db, source: "home-assistant") == [stationStart + 3600: ["temperature_2m": 10],
+                                                                              stationStart + 7200: ["temperature_2m": 11]])
+    }
+
     @Test("Home Assistant: an unknown statistic id, a unit that does not convert, or another database stores nothing", arguments: [
         (["temperature_2m=sensor.nope"], "has no statistic 'sensor.nope' (for temperature_2m)"),
         (["temperature_2m=sensor.power"], "statistic 'sensor.power' is in 'W', which is not a unit of temperature_2m"),
