@@ -97,7 +97,7 @@ enum StationImportCommands {
 
     static func list(_ path: String, _ context: Context) throws {
         let listed = try HomeAssistantStatistics.list(path: path)
-        var table = Table(headers: ["statistic_id", "unit", "hours", "kind", "first hour (UTC)", "last hour (UTC)"], rightAligned: [2])
+        var table = Table(headers: ["statistic_id", "unit", "hours", "kind", "first valid hour (UTC)", "last valid hour (UTC)"], rightAligned: [2])
         for item in listed {
             let kind = [item.hasMean ? "mean" : nil, item.hasSum ? "sum" : nil].compactMap { $0 }.joined(separator: "+")
             table.rows.append([item.statisticID, item.unit ?? "", "\(item.hours)", kind,

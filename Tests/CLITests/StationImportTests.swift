@@ -465,6 +465,13 @@ struct StationImportTests {
         // 50 °F = 10 °C valid at 01:00, 51.8 °F = 11 °C at 02:00.
         #expect(try storedObservations(box.db, source: "home-assistant") == [stationStart + 3600: ["temperature_2m": 10],
                                                                               stationStart + 7200: ["temperature_2m": 11]])
+
+        // Local times without offset are Berlin's: 03:00 on the switch day is summer time, 01:00Z.
+        #expect(await box.run("locations", "set", "Garden", "--timezone", "Europe/Berlin").code == 0)
+        let local = await box.run("observe", "import-home-assistant", path, "--location", "Garden", "--source", "berlin",
+                                  "--sensor", "temperature_2m=sensor.outdoor_temperature", "--from", "2026-03-29T03:00", "--to", "2026-03-29T03:00")
+        #expect(local.code == 0, "\(local.stderrText)")
+        #expect(try storedObservations(box.db, source: "berlin") == [stationStart + 3600: ["temperature_2m": 10]])
     }
 
     @Test("Home Assistant: an unknown statistic id, a unit that does not convert, or another database stores nothing", arguments: [
