@@ -67,8 +67,24 @@ extension Store {
         try db.transaction { try storeInTransaction(response, for: location, fetch: fetch) }
     }
 
-    /// Like `store`, for a caller that already holds a transaction (several responses at once).
-    public func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+    /// Stores the responses `make` builds from `items`, all in one transaction: each is made just
+    /// before it is stored, so memory stays flat however many there are, and the first error rolls
+    /// every one back. `stored` hears about each item as it is stored.
+    public func storeAll<Item>(_ items: [Item], for location: Location,
+                               make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
+                               stored: (Item, [StoreOutcome]) -> Void = { _, _ in }) throws -> [StoreOutcome] {
+        try db.transaction {
+            try items.flatMap { item -> [StoreOutcome] in
+                let (response, fetch) = try make(item)
+                let outcomes = try storeInTransaction(response, for: location, fetch: fetch)
+                stored(item, outcomes)
+                return outcomes
+            }
+        }
+    }
+
+    /// Like `store`, inside a transaction the caller holds.
+    func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
         try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
         for forecast in response.models {
@@ -255,6 +271,12 @@ extension Store {
         try upsert.runToCompletion()
     }
 
+    /// Like `upsertObservations`, in one transaction of its own.
+    @discardableResult
+    public func saveObservations(_ series: ModelForecast, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
+        try db.transaction { try upsertObservations(series, locationID: locationID, source: source, recordedAt: recordedAt) }
+    }
+
     /// Upserts a series' hours (those valid at or before `through`) as observations of `source`;
     /// hours with no value at all are skipped. Returns how many hours were written.
     @discardableResult
@@ -284,8 +306,16 @@ extension Store {
 
     /// Records a failed attempt (its own small transaction, so it survives the failure it describes).
     public func logFailure(_ fetch: FetchRecord, locationID: Int64?, model: String?, error: String) throws {
+        try logFailures(fetch, for: [(locationID, model)], error: error)
+    }
+
+    /// Records one failed attempt for several locations and models (a batched request) in one
+    /// transaction of its own.
+    public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String) throws {
         try db.transaction {
-            try logFetch(fetch, locationID: locationID, model: model, outcome: "failed", runID: nil, error: error)
+            for target in targets {
+                try logFetch(fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil, error: error)
+            }
         }
     }
 }

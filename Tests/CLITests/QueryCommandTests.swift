@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxCore
 @testable import WxCLI
+@testable import WxStore
 
 /// A generated history: 10 runs every 6 h, each with 16 days of hourly forecasts (plus 6 past
 /// hours), where forecast = truth + bias(lead) + deterministic noise, and a station observing the
