@@ -42,7 +42,10 @@ public struct IngestSummary: Sendable {
 }
 
 /// Fetches forecasts for saved locations and stores each response as runs.
-public final class Ingestor: @unchecked Sendable {
+///
+/// Not `Sendable`: it writes through one `Store` (which is not) and its `progress` and `log` hooks
+/// are plain properties. Make it, set it up and run it in the one task that owns the store.
+public final class Ingestor {
     let store: Store
     let client: HTTPClient
     let endpoints: Endpoints

@@ -231,10 +231,10 @@ extension Store {
             for (row, time) in forecast.hourlyTimes.enumerated() {
                 // A repeated hour (DST artefacts in hand-edited files) keeps its first value.
                 guard seen.insert(time).inserted else { continue }
-                insert.bind(runID, at: 1)
-                insert.bind(time, at: 2)
+                try insert.bind(runID, at: 1)
+                try insert.bind(time, at: 2)
                 for (index, column) in columns.enumerated() {
-                    insert.bind(column?[row] ?? nil, at: Int32(index + 3))
+                    try insert.bind(column?[row] ?? nil, at: Int32(index + 3))
                 }
                 try insert.runToCompletion()
             }
@@ -244,14 +244,14 @@ extension Store {
             var seen = Set<String>()
             for (row, date) in forecast.dailyDates.enumerated() {
                 guard seen.insert(date).inserted else { continue }
-                insert.bind(runID, at: 1)
+                try insert.bind(runID, at: 1)
                 try insert.bind(.text(date), at: 2)
                 for (index, column) in forecast.daily.enumerated() {
                     let value = column?[row] ?? nil
                     if Variables.daily[index].quantity == .instant, let value {
-                        insert.bind(Int64(value), at: Int32(index + 3))
+                        try insert.bind(Int64(value), at: Int32(index + 3))
                     } else {
-                        insert.bind(value, at: Int32(index + 3))
+                        try insert.bind(value, at: Int32(index + 3))
                     }
                 }
                 try insert.runToCompletion()
@@ -263,11 +263,11 @@ extension Store {
     /// those it lacks (a CSV of precipitation does not erase temperatures); an older one changes nothing.
     public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64) throws {
         let upsert = try db.cachedStatement(Self.observationUpsertSQL)
-        upsert.bind(locationID, at: 1)
+        try upsert.bind(locationID, at: 1)
         try upsert.bind(.text(source), at: 2)
-        upsert.bind(time, at: 3)
-        for (index, value) in values.enumerated() { upsert.bind(value, at: Int32(index + 4)) }
-        upsert.bind(recordedAt, at: Int32(values.count + 4))
+        try upsert.bind(time, at: 3)
+        for (index, value) in values.enumerated() { try upsert.bind(value, at: Int32(index + 4)) }
+        try upsert.bind(recordedAt, at: Int32(values.count + 4))
         try upsert.runToCompletion()
     }
 

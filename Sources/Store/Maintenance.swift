@@ -113,3 +113,7 @@ public final class DatabaseInspection {
         try db.scalarText("PRAGMA journal_mode")
     }
 }
+
+// Like a `Store`, an inspection is used from one thread (see `Database`).
+@available(*, unavailable)
+extension DatabaseInspection: Sendable {}

@@ -98,3 +98,7 @@ public func defaultDatabasePath(environment: [String: String] = ProcessInfo.proc
     let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
     return home + "/.local/share/wxdb/wxdb.sqlite"
 }
+
+// Stated, not just implied: a store is used from one thread at a time (see `Store`).
+@available(*, unavailable)
+extension Store: Sendable {}

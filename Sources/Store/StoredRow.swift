@@ -21,3 +21,7 @@ public struct StoredRow {
         try row.withUTF8(i, body)
     }
 }
+
+// A row belongs to the statement stepping it, on the store's thread.
+@available(*, unavailable)
+extension StoredRow: Sendable {}
