@@ -75,6 +75,19 @@ public struct SummarySums: Sendable, Equatable {
         self.brier = brier
     }
 
+    /// Adds another group's sums; a score `other` has is created here when absent.
+    public mutating func merge(_ other: SummarySums) {
+        continuous.merge(other.continuous)
+        if let table = other.contingency {
+            contingency = contingency ?? Contingency()
+            contingency?.merge(table)
+        }
+        if let score = other.brier {
+            brier = brier ?? BrierScore()
+            brier?.merge(score)
+        }
+    }
+
     /// One value per column of `columns`; nil for the columns of an absent score.
     public var values: [Double?] {
         let parts: [(any StoredSums)?] = [continuous, contingency, brier]

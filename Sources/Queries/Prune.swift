@@ -26,7 +26,7 @@ public enum Pruner {
         while let batch = try store.pruneBatch(issuedBefore: cutoff, now: now, limit: batchSize, summarise: { runs in
             var sums: [SummaryKey: VerifyRow] = [:]
             for run in runs { try summarise(store, runID: run.id, timezone: run.timezone, into: &sums) }
-            return sums.mapValues { SummarySums(continuous: $0.scores, contingency: $0.contingency, brier: $0.brier) }
+            return sums.mapValues(\.sums)
         }) {
             result.runs += batch.runs
             result.hourlyRows += batch.hourlyRows

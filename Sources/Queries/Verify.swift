@@ -44,17 +44,28 @@ public struct VerifyRow: Sendable, Equatable {
     /// The lead range `[leadFromHours, leadToHours)`.
     public var leadFromHours: Int
     public var leadToHours: Int
-    /// Continuous scores in the display unit. For `precipitation_probability` the forecast is the
-    /// probability in % and the observation 100 % when precipitation reached the threshold, else 0 %.
-    public var scores = ContinuousScores()
+    /// The scores kept as partial sums, which `wxdb prune` stores per day (see `SummarySums`).
+    public var sums = SummarySums()
+    /// Continuous scores in the display unit. For a probability the forecast is the probability in
+    /// % and the observation 100 % when the other variable reached the threshold, else 0 %.
+    public var scores: ContinuousScores {
+        get { sums.continuous }
+        set { sums.continuous = newValue }
+    }
     /// The forecast's scores over the pairs that have a persistence reference.
     public var forecastWithReference = ContinuousScores()
     /// Persistence's scores over the same pairs: the observation at the run's issue hour carried forward.
     public var persistence = ContinuousScores()
-    /// For `precipitation`: the 2×2 table at the threshold.
-    public var contingency: Contingency?
-    /// For `precipitation_probability`: the Brier score against observed precipitation ≥ threshold.
-    public var brier: BrierScore?
+    /// For a variable with an event (precipitation): the 2×2 table at the threshold.
+    public var contingency: Contingency? {
+        get { sums.contingency }
+        set { sums.contingency = newValue }
+    }
+    /// For a probability: the Brier score against the other variable's observation ≥ threshold.
+    public var brier: BrierScore? {
+        get { sums.brier }
+        set { sums.brier = newValue }
+    }
     /// First and last valid time among the pairs.
     public var firstValidTime = Int64.max
     public var lastValidTime = Int64.min
@@ -156,25 +167,23 @@ public enum VerifyQuery {
         let quantity = variable.quantity
         if variable.isProbability {
             let occurred = rawObserved >= threshold
-            group.scores.add(forecast: rawForecast, observed: occurred ? 100 : 0)
-            var brier = group.brier ?? BrierScore()
-            brier.add(probabilityPercent: rawForecast, occurred: occurred)
-            group.brier = brier
+            group.sums.continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
+            group.sums.brier = group.sums.brier ?? BrierScore()
+            group.sums.brier?.add(probabilityPercent: rawForecast, occurred: occurred)
             return
         }
         let observed = units.convert(rawObserved, quantity)
         // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
         let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, variable)
-        group.scores.add(forecast: forecast, observed: observed)
+        group.sums.continuous.add(forecast: forecast, observed: observed)
         if let rawReference {
             let reference = observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, variable)
             group.forecastWithReference.add(forecast: forecast, observed: observed)
             group.persistence.add(forecast: reference, observed: observed)
         }
         if variable.hasEvent {
-            var table = group.contingency ?? Contingency()
-            table.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
-            group.contingency = table
+            group.sums.contingency = group.sums.contingency ?? Contingency()
+            group.sums.contingency?.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
         }
     }
 
@@ -206,20 +215,12 @@ public enum VerifyQuery {
             let model = options.grouping == .model ? row.model : nil
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
-            let stored = row.sums.continuous
-            group.scores.merge(isProbability ? stored : stored.affine(scale: scale, offset: offset))
+            var stored = row.sums
+            if !isProbability { stored.continuous = stored.continuous.affine(scale: scale, offset: offset) }
+            if !defaultThreshold { stored.contingency = nil }
+            group.sums.merge(stored)
             group.firstValidTime = min(group.firstValidTime, day.start)
             group.lastValidTime = max(group.lastValidTime, day.end - 3600)
-            if defaultThreshold, let stored = row.sums.contingency {
-                var table = group.contingency ?? Contingency()
-                table.merge(stored)
-                group.contingency = table
-            }
-            if let stored = row.sums.brier {
-                var brier = group.brier ?? BrierScore()
-                brier.merge(stored)
-                group.brier = brier
-            }
             groups[key] = group
         }
         return partialDays.count

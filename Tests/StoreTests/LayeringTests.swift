@@ -3,8 +3,7 @@ import Testing
 
 /// The repository's own sources, read as text.
 private enum Sources {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = packageRoot
 
     /// Every Swift file under Sources/, as (path relative to Sources/, text).
     static func swiftFiles() throws -> [(path: String, text: String)] {
