@@ -56,7 +56,12 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 }
 
 /// One connection to a SQLite file, configured for wxdb: WAL, `synchronous=NORMAL`, foreign keys,
-/// a busy timeout and extended result codes. Not thread-safe: use one connection per thread.
+/// a busy timeout and extended result codes.
+///
+/// The concurrency rule: a `Database` is not `Sendable` (it is opened `SQLITE_OPEN_NOMUTEX`, and its
+/// statement cache and transaction depth are unguarded). Use one connection per thread, or give
+/// it to one serial owner; another thread or process opens its own connection, and WAL plus the
+/// busy timeout let them share the file. Its statements and rows are bound to it the same way.
 public final class Database {
     /// The path the connection was opened with.
     public let path: String
@@ -262,3 +267,7 @@ public final class Database {
         }
     }
 }
+
+// Stated, not just implied: a connection must not cross threads (see `Database`).
+@available(*, unavailable)
+extension Database: Sendable {}

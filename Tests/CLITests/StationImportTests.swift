@@ -186,9 +186,10 @@ func stationRecords(_ s: WeewxSystem) -> [WeewxFixture.Record] {
 
 /// The stored rows, by hour, as name → value.
 func storedObservations(_ db: String, source: String) throws -> [Int64: [String: Double]] {
-    let store = try Store.open(path: db, create: false)
+    // Read with the SQLite layer directly: the Store keeps its connection to itself.
+    let database = try Database(path: db)
     var out: [Int64: [String: Double]] = [:]
-    _ = try store.db.rows("SELECT time, " + Variables.hourlyNames.joined(separator: ", ") + " FROM observations WHERE source = ? ORDER BY time",
+    _ = try database.rows("SELECT time, " + Variables.hourlyNames.joined(separator: ", ") + " FROM observations WHERE source = ? ORDER BY time",
                           [.text(source)]) { row in
         var values: [String: Double] = [:]
         for (i, name) in Variables.hourlyNames.enumerated() where !row.isNull(i + 1) { values[name] = row.double(i + 1) }

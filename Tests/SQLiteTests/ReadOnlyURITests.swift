@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxSQLite
 
@@ -8,8 +9,7 @@ struct ReadOnlyURITests {
         "plain.db", "with space.db", "what?mode=rw.db", "hash#tag.db", "percent%41.db", "ümlaut.db",
     ])
     func readOnly(_ name: String) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-uri-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = Scratch.folder("uri")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent(name).path
         do {
