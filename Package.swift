@@ -23,8 +23,8 @@ let package = Package(
         .target(name: "WxSQLite", dependencies: ["CSQLite"], path: "Sources/SQLite"),
         .target(name: "WxCore", path: "Sources/Core"),
         .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
-        .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "WxSQLite"], path: "Sources/Fetcher"),
-        .target(name: "WxQueries", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/Queries"),
+        .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore"], path: "Sources/Fetcher"),
+        .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(
             name: "WxCLI",

@@ -28,25 +28,22 @@ enum ImportCommand {
 
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
-        let outcomes = try store.db.transaction {
-            try args.positionals.flatMap { path -> [StoreOutcome] in
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
-                }
-                let response: ForecastResponse
-                do {
-                    response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
-                } catch let error as DecodeError {
-                    throw CLIError("\(path): \(error.description). Nothing was imported")
-                }
-                let outcomes = try store.storeInTransaction(response, for: location,
-                                                            fetch: FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
-                if context.verbose {
-                    for outcome in outcomes { context.err("\(path): \(outcome.model) \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)") }
-                }
-                return outcomes
+        let outcomes = try store.storeAll(args.positionals, for: location, make: { path in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
             }
-        }
+            let response: ForecastResponse
+            do {
+                response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
+            } catch let error as DecodeError {
+                throw CLIError("\(path): \(error.description). Nothing was imported")
+            }
+            return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
+        }, stored: { path, outcomes in
+            if context.verbose {
+                for outcome in outcomes { context.err("\(path): \(outcome.model) \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)") }
+            }
+        })
         let stored = outcomes.filter { $0.kind == .stored }
         let repeated = outcomes.count - stored.count
         context.note("Imported \(args.positionals.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")

@@ -1,6 +1,5 @@
 import Foundation
 import WxCore
-import WxSQLite
 import WxStore
 
 enum LocationsCommand {
@@ -110,13 +109,9 @@ enum LocationsCommand {
     static func summaries(_ store: Store, only: String? = nil) throws -> [Summary] {
         let locations = try only.map { [try store.requireLocation(named: $0)] } ?? store.locations()
         return try locations.map { location in
-            let id: [SQLValue] = [.integer(location.id)]
-            return Summary(
-                location: location,
-                runs: Int(try store.db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = ?", id) ?? 0),
-                fetches: Int(try store.db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ?", id) ?? 0),
-                observations: Int(try store.db.scalarInt("SELECT count(*) FROM observations WHERE location_id = ?", id) ?? 0),
-                lastFetch: try store.db.scalarInt("SELECT max(attempted_at) FROM fetch_log WHERE location_id = ? AND outcome != 'failed'", id))
+            let activity = try store.activity(locationID: location.id)
+            return Summary(location: location, runs: activity.runs, fetches: activity.fetches, observations: activity.observations,
+                           lastFetch: activity.lastFetch)
         }
     }
 

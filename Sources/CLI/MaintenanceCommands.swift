@@ -1,7 +1,6 @@
 import Foundation
 import WxCore
 import WxQueries
-import WxSQLite
 import WxStore
 
 enum PruneCommand {
@@ -26,8 +25,7 @@ enum PruneCommand {
                 let result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
                 var line = "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
                 if args.flag("vacuum") {
-                    try store.db.execute("VACUUM")
-                    try store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    try store.vacuum()
                     line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
                 }
                 context.note(line)
@@ -64,17 +62,13 @@ enum StatsCommand {
         )
     }
 
-    static let tables = ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations", "verification_summaries"]
-
     static func run(_ args: ParsedArguments, _ context: Context) throws {
         let format = try context.format()
         let days = try args.int("days", in: 1...3650) ?? 7
         let store = try context.openStore(create: false)
-        let db = store.db
         let now = context.nowUnix
         let since = now - Int64(days) * 86400
-        var counts: [(String, Int64)] = []
-        for table in tables { counts.append((table, try db.scalarInt("SELECT count(*) FROM \(table)") ?? 0)) }
+        let counts = try store.tableCounts()
         let size = fileSize(store.path) + fileSize(store.path + "-wal")
 
         struct PerLocation {
@@ -82,23 +76,16 @@ enum StatsCommand {
         }
         var perLocation: [PerLocation] = []
         for location in try store.locations() {
-            let id: [SQLValue] = [.integer(location.id)]
-            let fetchHours = try db.rows(
-                "SELECT DISTINCT attempted_at / 3600 FROM fetch_log WHERE location_id = ? AND origin = 'fetch' AND outcome != 'failed' AND attempted_at >= ?",
-                id + [.integer(since)]) { $0.int64(0) }
+            let fetchHours = try store.fetchedHours(locationID: location.id, since: since)
             // A gap is an hour since the later of (N days ago, the location's creation) without a good fetch.
             let start = max(since, location.createdAt) / 3600 + 1
             let end = now / 3600
             let have = Set(fetchHours)
             let gaps = start <= end ? (start...end).filter { !have.contains($0) }.count : 0
+            let activity = try store.activity(locationID: location.id)
             perLocation.append(PerLocation(
-                name: location.name,
-                runs: try db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = ?", id) ?? 0,
-                fetches: try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ?", id) ?? 0,
-                repeated: try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ? AND outcome = 'repeated'", id) ?? 0,
-                failed: try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ? AND outcome = 'failed'", id) ?? 0,
-                gapHours: gaps,
-                lastFetch: try db.scalarInt("SELECT max(attempted_at) FROM fetch_log WHERE location_id = ? AND outcome != 'failed'", id)))
+                name: location.name, runs: Int64(activity.runs), fetches: Int64(activity.fetches),
+                repeated: Int64(activity.repeated), failed: Int64(activity.failed), gapHours: gaps, lastFetch: activity.lastFetch))
         }
 
         if format == "json" {
@@ -171,13 +158,10 @@ enum DoctorCommand {
                 throw CLIError("\(path) is not a SQLite database (its first bytes are not the SQLite header). wxdb did not change it. If it should be your wxdb database, restore it from a backup; otherwise pass the right --db")
             }
         }
-        var options = Database.Options()
-        options.create = false
-        options.walMode = false
-        let db: Database
+        let db: DatabaseInspection
         do {
-            db = try Database(path: path, options: options)
-        } catch let error as SQLiteError {
+            db = try DatabaseInspection(path: path)
+        } catch let error as DatabaseInspection.OpenError {
             throw CLIError("cannot open \(path): \(error.message). wxdb did not change it")
         }
         var problems: [String] = []
@@ -191,34 +175,33 @@ enum DoctorCommand {
             }
         }
         check("file") { "\(path) (\(bytes(fileSize(path))))" }
-        check("sqlite") { Database.libraryVersion }
+        check("sqlite") { DatabaseInspection.sqliteVersion }
         check("integrity") {
-            let rows = try db.rows("PRAGMA integrity_check") { $0.string(0) }
+            let rows = try db.integrityCheck()
             if rows == ["ok"] { return "ok" }
             problems.append("integrity_check: " + rows.prefix(5).joined(separator: "; "))
             return "DAMAGED: " + rows.prefix(5).joined(separator: "; ")
         }
         check("foreign keys") {
-            let rows = try db.rows("PRAGMA foreign_key_check") { "\($0.string(0)) row \($0.int64(1))" }
+            let rows = try db.foreignKeyProblems()
             if rows.isEmpty { return "ok" }
             problems.append("foreign_key_check: \(rows.count) rows point nowhere")
             return "\(rows.count) rows point nowhere (e.g. \(rows[0]))"
         }
         check("schema") {
-            let migrator = Migrator(migrations: Schema.migrations)
-            let applied = try migrator.applied(in: db)
+            let applied = try db.appliedMigrations()
             if applied.isEmpty {
                 problems.append("no wxdb schema")
                 return "no wxdb migrations recorded: this is not a wxdb database"
             }
-            do { try migrator.check(db) } catch {
+            do { try db.checkMigrations() } catch {
                 problems.append("\(error)")
                 return "\(error)"
             }
-            let pending = try migrator.pending(in: db)
-            return "\(applied.last!.name)" + (pending.isEmpty ? " (current)" : " (\(pending.count) migration(s) to apply on next write)")
+            let pending = try db.pendingMigrations()
+            return "\(applied.last!)" + (pending.isEmpty ? " (current)" : " (\(pending.count) migration(s) to apply on next write)")
         }
-        check("journal") { try db.scalarText("PRAGMA journal_mode") ?? "?" }
+        check("journal") { try db.journalMode() ?? "?" }
         check("wal") { "\(bytes(fileSize(path + "-wal"))) not yet checkpointed" }
         if !problems.isEmpty {
             throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'")

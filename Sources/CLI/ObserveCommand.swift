@@ -5,7 +5,8 @@ import WxStore
 
 enum ObserveCommand {
     static var command: Command {
-        Command(name: "observe", abstract: "Store observed weather to judge forecasts against.", subcommands: [importCSV, backfill])
+        Command(name: "observe", abstract: "Store observed weather to judge forecasts against.",
+                subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
     }
 
     static var importCSV: Command {
@@ -30,10 +31,7 @@ enum ObserveCommand {
 
     static func runImport(_ args: ParsedArguments, _ context: Context) throws {
         let path = args.positionals[0]
-        let source = args.value("source") ?? "csv"
-        guard !source.isEmpty, !["current", "analysis"].contains(source) else {
-            throw UsageError("--source '\(source)' is reserved for observations wxdb makes itself; pick another name")
-        }
+        let source = try source(args, default: "csv")
         let store = try context.openStore(create: false)
         let location = try store.requireLocation(named: try args.require("location"))
         var zone: ((Int64) -> Int64)?
@@ -58,6 +56,15 @@ enum ObserveCommand {
             context.note("Note: \(offHour) rows are not on the hour; forecasts pair only with observations at exactly their valid hour")
         }
         context.note("Imported \(stored) observations for \(location.name) (source \(source))" + (csv.skipped.isEmpty ? "" : ", skipped \(csv.skipped.count) bad rows"))
+    }
+
+    /// `--source`, else `fallback`; the names of observations wxdb makes itself are refused.
+    static func source(_ args: ParsedArguments, default fallback: String) throws -> String {
+        let source = args.value("source") ?? fallback
+        guard !source.isEmpty, !["current", "analysis"].contains(source) else {
+            throw UsageError("--source '\(source)' is reserved for observations wxdb makes itself; pick another name")
+        }
+        return source
     }
 
     static var backfill: Command {

@@ -1,6 +1,5 @@
 import Foundation
 import WxCore
-import WxSQLite
 import WxStore
 
 /// The `wxdb` command line: parses arguments, runs the command, maps errors to exit codes.

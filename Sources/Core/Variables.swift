@@ -4,14 +4,52 @@ public enum Quantity: Sendable {
     case temperature, percent, precipitation, pressure, speed, direction, code, instant
 }
 
+/// How forecasts of a variable are scored against observations.
+public enum Verification: Sendable, Hashable {
+    /// A quantity: errors are differences (bias, MAE, RMSE, correlation).
+    case continuous
+    /// An angle in degrees: errors go the short way round the compass (350° against 10° is 20° off).
+    case circular
+    /// A probability in % that another variable (named) reaches the event threshold, scored against
+    /// that variable's observation (Brier score).
+    case probability(of: String)
+    /// A category (a WMO code): not a quantity, so not scored.
+    case categorical
+}
+
 /// A variable wxdb keeps, named as Open-Meteo names it.
 public struct Variable: Sendable, Hashable, CustomStringConvertible {
     public let name: String
     public let quantity: Quantity
     /// Older spellings Open-Meteo still accepts and echoes (`weathercode`, `windspeed_10m`, ...).
     public let aliases: [String]
+    /// How it is scored.
+    public let verification: Verification
+    /// Whether reaching the event threshold is also scored as a yes/no event (contingency table).
+    public let hasEvent: Bool
+
+    public init(name: String, quantity: Quantity, aliases: [String], verification: Verification = .continuous, hasEvent: Bool = false) {
+        self.name = name
+        self.quantity = quantity
+        self.aliases = aliases
+        self.verification = verification
+        self.hasEvent = hasEvent
+    }
 
     public var description: String { name }
+
+    /// The variable whose observation a forecast of this one is scored against (itself, except for
+    /// a probability of another variable's event).
+    public var observedVariable: Variable {
+        guard case .probability(let other) = verification, let variable = Variables.hourlyVariable(named: other) else { return self }
+        return variable
+    }
+
+    /// Whether it is a probability of another variable's event.
+    public var isProbability: Bool {
+        if case .probability = verification { return true }
+        return false
+    }
 
     /// The metric unit wxdb stores, as Open-Meteo writes it.
     public var unit: String {
@@ -32,23 +70,23 @@ public struct Variable: Sendable, Hashable, CustomStringConvertible {
 public enum Variables {
     /// Hourly variables; also the columns of observations.
     public static let hourly: [Variable] = [
-        Variable(name: "temperature_2m", quantity: .temperature, aliases: []),
-        Variable(name: "relative_humidity_2m", quantity: .percent, aliases: ["relativehumidity_2m"]),
-        Variable(name: "dew_point_2m", quantity: .temperature, aliases: ["dewpoint_2m"]),
-        Variable(name: "apparent_temperature", quantity: .temperature, aliases: []),
-        Variable(name: "precipitation_probability", quantity: .percent, aliases: []),
-        Variable(name: "precipitation", quantity: .precipitation, aliases: []),
-        Variable(name: "weather_code", quantity: .code, aliases: ["weathercode"]),
-        Variable(name: "cloud_cover", quantity: .percent, aliases: ["cloudcover"]),
-        Variable(name: "pressure_msl", quantity: .pressure, aliases: []),
-        Variable(name: "wind_speed_10m", quantity: .speed, aliases: ["windspeed_10m"]),
-        Variable(name: "wind_direction_10m", quantity: .direction, aliases: ["winddirection_10m"]),
-        Variable(name: "wind_gusts_10m", quantity: .speed, aliases: ["windgusts_10m"]),
+        Variable(name: "temperature_2m", quantity: .temperature, aliases: [], verification: .continuous),
+        Variable(name: "relative_humidity_2m", quantity: .percent, aliases: ["relativehumidity_2m"], verification: .continuous),
+        Variable(name: "dew_point_2m", quantity: .temperature, aliases: ["dewpoint_2m"], verification: .continuous),
+        Variable(name: "apparent_temperature", quantity: .temperature, aliases: [], verification: .continuous),
+        Variable(name: "precipitation_probability", quantity: .percent, aliases: [], verification: .probability(of: "precipitation")),
+        Variable(name: "precipitation", quantity: .precipitation, aliases: [], verification: .continuous, hasEvent: true),
+        Variable(name: "weather_code", quantity: .code, aliases: ["weathercode"], verification: .categorical),
+        Variable(name: "cloud_cover", quantity: .percent, aliases: ["cloudcover"], verification: .continuous),
+        Variable(name: "pressure_msl", quantity: .pressure, aliases: [], verification: .continuous),
+        Variable(name: "wind_speed_10m", quantity: .speed, aliases: ["windspeed_10m"], verification: .continuous),
+        Variable(name: "wind_direction_10m", quantity: .direction, aliases: ["winddirection_10m"], verification: .circular),
+        Variable(name: "wind_gusts_10m", quantity: .speed, aliases: ["windgusts_10m"], verification: .continuous),
     ]
 
     /// Daily variables; `sunrise` and `sunset` are instants.
     public static let daily: [Variable] = [
-        Variable(name: "weather_code", quantity: .code, aliases: ["weathercode"]),
+        Variable(name: "weather_code", quantity: .code, aliases: ["weathercode"], verification: .categorical),
         Variable(name: "temperature_2m_max", quantity: .temperature, aliases: []),
         Variable(name: "temperature_2m_min", quantity: .temperature, aliases: []),
         Variable(name: "precipitation_sum", quantity: .precipitation, aliases: []),

@@ -7,7 +7,7 @@ public struct Backfill {
     /// Days per request: long ranges are fetched in chunks so each answer stays small.
     public static let chunkDays = 92
     /// The archive API has no precipitation probability; everything else wxdb keeps it has.
-    public static let variables = Variables.hourlyNames.filter { $0 != "precipitation_probability" }
+    public static let variables = Variables.hourly.filter { !$0.isProbability }.map(\.name)
 
     let store: Store
     let client: HTTPClient
@@ -56,9 +56,7 @@ public struct Backfill {
     /// does not have yet (all null) are skipped.
     func save(_ decoded: ForecastResponse, location: Location, now: Int64) throws -> Int {
         guard let series = decoded.models.first else { return 0 }
-        return try store.db.transaction {
-            try store.upsertObservations(series, locationID: location.id, source: "era5", recordedAt: now)
-        }
+        return try store.saveObservations(series, locationID: location.id, source: "era5", recordedAt: now)
     }
 }
 

@@ -85,9 +85,7 @@ public struct BudgetUse: Sendable, Equatable {
 
     public static func read(_ store: Store, now: Int64) throws -> BudgetUse {
         func used(since start: Int64) throws -> Double {
-            try store.db.firstRow(
-                "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin = 'fetch' AND attempted_at >= ?",
-                [.integer(start)]) { $0.double(0) } ?? 0
+            try store.apiWeightUsed(since: start)
         }
         return BudgetUse(minute: try used(since: now - now % 60), hour: try used(since: now - now % 3600),
                          day: try used(since: now - now % 86400))

@@ -395,7 +395,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         // nil = do not follow; the 3xx itself completes the task and is classified by the client.
-        completionHandler(nil)
+        // On Linux, FoundationNetworking traps ("Received callback for HTTP redirection, but we're
+        // not waiting for it") when this answer arrives after the task was cancelled. Both this
+        // answer and `cancel()` are queued on the task's own serial queue, so answering under the
+        // lock that `finish` takes orders them: a task whose waiter is already resolved (and is
+        // being cancelled) gets no answer at all; otherwise the answer is queued before any cancel.
+        lock.withLock {
+            if pending[task.taskIdentifier] != nil { completionHandler(nil) }
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {

@@ -1,6 +1,5 @@
 import Foundation
 import WxCore
-import WxSQLite
 import WxStore
 
 /// Options of one `wxdb ingest`.
@@ -43,7 +42,10 @@ public struct IngestSummary: Sendable {
 }
 
 /// Fetches forecasts for saved locations and stores each response as runs.
-public final class Ingestor: @unchecked Sendable {
+///
+/// Not `Sendable`: it writes through one `Store` (which is not) and its `progress` and `log` hooks
+/// are plain properties. Make it, set it up and run it in the one task that owns the store.
+public final class Ingestor {
     let store: Store
     let client: HTTPClient
     let endpoints: Endpoints
@@ -115,13 +117,8 @@ public final class Ingestor: @unchecked Sendable {
         let perRowWeight = request.weight / Double(request.locations.count * request.models.count)
         // One failed attempt, logged for every location and model of the request in one transaction.
         func logFailures(_ record: FetchRecord, _ reason: String) {
-            try? store.db.transaction {
-                for location in request.locations {
-                    for model in request.models {
-                        try store.logFetch(record, locationID: location.id, model: model, outcome: "failed", runID: nil, error: reason)
-                    }
-                }
-            }
+            let targets = request.locations.flatMap { location in request.models.map { (Optional(location.id), Optional($0)) } }
+            try? store.logFailures(record, for: targets, error: reason)
         }
         func noteFailed(_ reason: String) {
             for location in request.locations {

@@ -1,5 +1,4 @@
 import WxCore
-import WxSQLite
 import WxStore
 
 /// What `wxdb export` writes, and how it is narrowed.
@@ -73,46 +72,16 @@ public struct Exporter {
         }
     }
 
-    /// SQL conditions and their arguments shared by the exports; column names are fixed strings.
-    func filters(_ request: ExportRequest, location: String, time: String, model: String?) -> (String, [SQLValue]) {
-        var conditions: [String] = []
-        var arguments: [SQLValue] = []
-        if let id = request.locationID {
-            conditions.append("\(location) = ?")
-            arguments.append(.integer(id))
-        }
-        if let from = request.from {
-            conditions.append("\(time) >= ?")
-            arguments.append(.integer(from))
-        }
-        if let to = request.to {
-            conditions.append("\(time) < ?")
-            arguments.append(.integer(to))
-        }
-        if let model, let wanted = request.model {
-            conditions.append("\(model) = ?")
-            arguments.append(.text(wanted))
-        }
-        return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), arguments)
+    /// The rows a request narrows the export to.
+    func filter(_ request: ExportRequest, source: String? = nil) -> ExportFilter {
+        ExportFilter(locationID: request.locationID, from: request.from, to: request.to, model: request.model, source: source)
     }
 
     func writeHourly(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
         let variables = request.variables.isEmpty ? Variables.hourlyNames : try Self.validate(request.variables)
-        let (whereClause, arguments) = filters(request, location: "r.location_id", time: "r.issued_at", model: "r.model")
-        // Ordered along the (location_id, issued_at) index and the (run_id, valid_time) key: no sort.
-        let sql = """
-            SELECT l.name, r.model, r.issued_at, r.fetched_at, h.valid_time, \(variables.map { "h." + $0 }.joined(separator: ", "))
-            FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
-            JOIN hourly_forecasts h ON h.run_id = r.id
-            JOIN locations l ON l.id = r.location_id
-            \(whereClause)
-            ORDER BY r.location_id, r.issued_at, r.id, h.valid_time
-            """
         csv.header(["location", "model", "issued_at", "fetched_at", "valid_time", "lead_hours"] + variables)
-        let statement = try store.db.makeStatement(sql)
-        try statement.bind(arguments)
         var rows = 0
-        while let row = try statement.step() {
+        try store.forEachHourlyForecast(variables.compactMap(Variables.hourlyVariable(named:)), filter(request)) { row in
             row.withUTF8(0) { csv.text(utf8: $0) }
             row.withUTF8(1) { csv.text(utf8: $0) }
             let issued = row.int64(2)
@@ -131,21 +100,11 @@ public struct Exporter {
 
     func writeDaily(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
         let variables = request.variables.isEmpty ? Variables.dailyNames : try Self.validate(request.variables, daily: true)
-        let (whereClause, arguments) = filters(request, location: "r.location_id", time: "r.issued_at", model: "r.model")
-        let sql = """
-            SELECT l.name, r.model, r.issued_at, r.fetched_at, d.date, \(variables.map { "d." + $0 }.joined(separator: ", "))
-            FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
-            JOIN daily_forecasts d ON d.run_id = r.id
-            JOIN locations l ON l.id = r.location_id
-            \(whereClause)
-            ORDER BY r.location_id, r.issued_at, r.id, d.date
-            """
         csv.header(["location", "model", "issued_at", "fetched_at", "date"] + variables)
-        let instants = variables.map { name in Variables.daily.first { $0.name == name }?.quantity == .instant }
-        let statement = try store.db.makeStatement(sql)
-        try statement.bind(arguments)
+        let daily = variables.compactMap { name in Variables.daily.first { $0.name == name } }
+        let instants = daily.map { $0.quantity == .instant }
         var rows = 0
-        while let row = try statement.step() {
+        try store.forEachDailyForecast(daily, filter(request)) { row in
             row.withUTF8(0) { csv.text(utf8: $0) }
             row.withUTF8(1) { csv.text(utf8: $0) }
             csv.isoUTC(row.int64(2))
@@ -167,23 +126,9 @@ public struct Exporter {
 
     func writeObservations(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
         let variables = request.variables.isEmpty ? Variables.hourlyNames : try Self.validate(request.variables)
-        var (whereClause, arguments) = filters(request, location: "o.location_id", time: "o.time", model: nil)
-        if let source = request.source {
-            whereClause += (whereClause.isEmpty ? "WHERE " : " AND ") + "o.source = ?"
-            arguments.append(.text(source))
-        }
-        let sql = """
-            SELECT l.name, o.source, o.time, \(variables.map { "o." + $0 }.joined(separator: ", "))
-            FROM observations o
-            JOIN locations l ON l.id = o.location_id
-            \(whereClause)
-            ORDER BY o.location_id, o.time, o.source
-            """
         csv.header(["location", "source", "time"] + variables)
-        let statement = try store.db.makeStatement(sql)
-        try statement.bind(arguments)
         var rows = 0
-        while let row = try statement.step() {
+        try store.forEachObservation(variables.compactMap(Variables.hourlyVariable(named:)), filter(request, source: request.source)) { row in
             row.withUTF8(0) { csv.text(utf8: $0) }
             row.withUTF8(1) { csv.text(utf8: $0) }
             csv.isoUTC(row.int64(2))
@@ -196,9 +141,7 @@ public struct Exporter {
     }
 
     func locationsForPairs(_ request: ExportRequest) throws -> [(id: Int64, name: String, source: String)] {
-        let locations = try store.db.rows(
-            "SELECT id, name FROM locations WHERE (?1 IS NULL OR id = ?1) ORDER BY id",
-            [request.locationID.map { .integer($0) } ?? .null]) { (id: $0.int64(0), name: $0.string(1)) }
+        let locations = try store.locationsByID(only: request.locationID)
         var result: [(Int64, String, String)] = []
         for location in locations {
             if let source = try request.source ?? ObservationSources.ranked(store, locationID: location.id).first {
@@ -215,19 +158,11 @@ public struct Exporter {
         csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "forecast", "observed", "source"])
         var rows = 0
         for location in try locationsForPairs(request) {
-            for variable in variables {
-                // The view fixes the join order (run -> its hours -> the observation at each hour).
-                let sql = """
-                    SELECT location, model, issued_at, valid_time, forecast_\(variable), observed_\(variable)
-                    FROM forecast_observation_pairs
-                    WHERE location_id = ?1 AND source = ?2 AND forecast_\(variable) IS NOT NULL AND observed_\(variable) IS NOT NULL
-                      AND (?3 IS NULL OR valid_time >= ?3) AND (?4 IS NULL OR valid_time < ?4) AND (?5 IS NULL OR model = ?5)
-                    ORDER BY issued_at, run_id, valid_time
-                    """
-                let statement = try store.db.cachedStatement(sql)
-                try statement.bind([.integer(location.id), .text(location.source), request.from.map { .integer($0) } ?? .null,
-                                    request.to.map { .integer($0) } ?? .null, request.model.map { .text($0) } ?? .null])
-                while let row = try statement.step() {
+            for name in variables {
+                guard let variable = Variables.hourlyVariable(named: name) else { continue }
+                let filter = PairFilter(locationID: location.id, source: location.source, from: request.from, to: request.to,
+                                        model: request.model)
+                try store.forEachExportPair(variable, filter) { row in
                     row.withUTF8(0) { csv.text(utf8: $0) }
                     row.withUTF8(1) { csv.text(utf8: $0) }
                     let issued = row.int64(2)
@@ -235,7 +170,7 @@ public struct Exporter {
                     csv.isoUTC(issued)
                     csv.isoUTC(valid)
                     csv.number(Double(valid - issued) / 3600)
-                    csv.text(variable)
+                    csv.text(name)
                     csv.number(row.double(4))
                     csv.number(row.double(5))
                     csv.text(location.source)
@@ -254,27 +189,15 @@ public struct Exporter {
         let variables = request.variables.isEmpty ? ["temperature_2m"] : try Self.validate(request.variables)
         guard variables.count == 1, let variable = variables.first else { throw ExportError.verifNeedsOneVariable }
         guard let locationID = request.locationID else { throw ExportError.verifNeedsOneLocation }
-        let unit = Variables.hourlyVariable(named: variable)?.unit ?? ""
+        let hourly = Variables.hourlyVariable(named: variable)
+        let unit = hourly?.unit ?? ""
         csv.raw("# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
         var rows = 0
         for location in try locationsForPairs(request) where location.id == locationID {
-            let sql = """
-                SELECT p.issued_at, p.valid_time, l.latitude, l.longitude, coalesce(l.elevation, r.grid_elevation),
-                       p.observed_\(variable), p.forecast_\(variable)
-                FROM forecast_observation_pairs p
-                JOIN locations l ON l.id = p.location_id
-                JOIN forecast_runs r ON r.id = p.run_id
-                WHERE p.location_id = ? AND p.source = ? AND p.model = ?
-                  AND p.forecast_\(variable) IS NOT NULL AND p.observed_\(variable) IS NOT NULL
-                  AND (?4 IS NULL OR p.valid_time >= ?4) AND (?5 IS NULL OR p.valid_time < ?5)
-                ORDER BY p.issued_at, p.valid_time
-                """
-            let model = try request.model ?? store.db.scalarText("SELECT models FROM locations WHERE id = ?", [.integer(locationID)])
-                .map { String($0.split(separator: ",").first ?? "best_match") } ?? "best_match"
-            let statement = try store.db.makeStatement(sql)
-            try statement.bind([.integer(location.id), .text(location.source), .text(model),
-                                request.from.map { .integer($0) } ?? .null, request.to.map { .integer($0) } ?? .null])
-            while let row = try statement.step() {
+            guard let hourly else { break }
+            let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
+            let filter = PairFilter(locationID: location.id, source: location.source, from: request.from, to: request.to, model: model)
+            try store.forEachVerifPair(hourly, filter) { row in
                 let issued = row.int64(0)
                 let lead = Double(row.int64(1) - issued) / 3600
                 let plain = JSON.numberText

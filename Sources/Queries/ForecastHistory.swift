@@ -1,5 +1,4 @@
 import WxCore
-import WxSQLite
 import WxStore
 
 /// What every stored run forecast for one hour: how the forecast converged.
@@ -36,27 +35,17 @@ public enum ForecastHistoryQuery {
     /// observation from `source` (default: the best source holding a value for that hour).
     public static func history(_ store: Store, location: Location, validTime: Int64, variable: Variable,
                                source: String? = nil, model: String? = nil, units: UnitSystem = .metric) throws -> ForecastHistory {
-        let column = try QuerySupport.column(variable)
+        _ = try QuerySupport.column(variable)
         try QuerySupport.requireRuns(store, location: location, model: model)
-        let rows = try store.db.rows(
-            """
-            SELECT r.id, r.model, r.issued_at, h.\(column)
-            FROM forecast_runs r JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = ?
-            WHERE r.location_id = ? AND (? IS NULL OR r.model = ?)
-            ORDER BY r.issued_at, r.model, r.id
-            """,
-            [.integer(validTime), .integer(location.id), model.sqlValue, model.sqlValue]
-        ) { (id: $0.int64(0), model: $0.string(1), issuedAt: $0.int64(2), value: $0.optionalDouble(3)) }
+        let rows = try store.forecasts(of: variable, locationID: location.id, validTime: validTime, model: model)
 
         let forecasts = rows.filter { $0.issuedAt <= validTime }
         guard !forecasts.isEmpty else {
-            let span = try store.db.firstRow(
-                "SELECT min(first_valid_time), max(last_valid_time) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
-                [.integer(location.id), model.sqlValue, model.sqlValue]) { ($0.optionalInt64(0), $0.optionalInt64(1)) }
+            let span = try store.forecastSpan(locationID: location.id, model: model)
             var detail = ""
             if !rows.isEmpty {
                 detail = "\(rows.count) run(s) hold it only as a past hour, issued after it"
-            } else if let span, let a = span.0, let b = span.1 {
+            } else if let a = span.first, let b = span.last {
                 detail = "stored forecasts cover \(CivilTime.isoUTC(a)) to \(CivilTime.isoUTC(b))"
                 if validTime % 3600 != 0 { detail += "; forecasts are hourly, give a whole hour" }
             }
@@ -68,10 +57,10 @@ public enum ForecastHistoryQuery {
         for row in forecasts {
             let value = row.value.map { units.convert($0, variable.quantity) }
             var change: Double?
-            if let value, let before = previous[row.model] { change = QuerySupport.difference(value, before, variable.quantity) }
+            if let value, let before = previous[row.model] { change = QuerySupport.difference(value, before, variable) }
             if let value { previous[row.model] = value }
             entries.append(ForecastHistory.Entry(
-                runID: row.id, model: row.model, issuedAt: row.issuedAt,
+                runID: row.runID, model: row.model, issuedAt: row.issuedAt,
                 leadHours: Double(validTime - row.issuedAt) / 3600, value: value, change: change))
         }
 
@@ -83,9 +72,7 @@ public enum ForecastHistoryQuery {
         var observed: Double?
         var observedSource: String?
         for candidate in source.map({ [$0] }) ?? sources {
-            if let value = try store.db.firstRow(
-                "SELECT \(column) FROM observations WHERE location_id = ? AND source = ? AND time = ?",
-                [.integer(location.id), .text(candidate), .integer(validTime)], { $0.optionalDouble(0) }) ?? nil {
+            if let value = try store.observedValue(variable, locationID: location.id, source: candidate, time: validTime) {
                 observed = units.convert(value, variable.quantity)
                 observedSource = candidate
                 break

@@ -1,5 +1,4 @@
 import WxCore
-import WxSQLite
 import WxStore
 
 /// Why a query has nothing to show, worded so the user knows what is missing and what to do.
@@ -72,8 +71,6 @@ public struct TimeRange: Sendable, Equatable {
         self.from = from
         self.to = to
     }
-    /// Bounds for SQL `x >= ? AND x < ?`, open ends as the extreme values.
-    var bounds: [SQLValue] { [.integer(from ?? Int64.min), .integer(to ?? Int64.max)] }
     /// "between A and B", for messages.
     var phrase: String {
         switch (from, to) {
@@ -90,12 +87,7 @@ public enum ObservationSources {
     /// The location's sources, best first: any imported source (a station CSV) before `era5`,
     /// before `analysis`, before `current`; imported sources with more hours first.
     public static func ranked(_ store: Store, locationID: Int64) throws -> [String] {
-        try store.db.rows(
-            """
-            SELECT source FROM observations WHERE location_id = ? GROUP BY source
-            ORDER BY CASE source WHEN 'era5' THEN 1 WHEN 'analysis' THEN 2 WHEN 'current' THEN 3 ELSE 0 END,
-                     count(*) DESC, source
-            """, [.integer(locationID)]) { $0.string(0) }
+        try store.observationSources(locationID: locationID)
     }
 
     /// `requested` when the location has it, else the best stored source; throws when there is none.
@@ -126,22 +118,15 @@ enum QuerySupport {
 
     /// Throws `noRuns` when the location has no runs (of `model`, when given).
     static func requireRuns(_ store: Store, location: Location, model: String?) throws {
-        let count = try store.db.scalarInt(
-            "SELECT count(*) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
-            [.integer(location.id), model.sqlValue, model.sqlValue]) ?? 0
-        if count == 0 { throw QueryError.noRuns(location: location.name, model: model) }
+        if try store.runCount(locationID: location.id, model: model) == 0 { throw QueryError.noRuns(location: location.name, model: model) }
     }
 
     /// What the location's forecasts and one source's observations cover, for a "no pairs" message.
     static func coverage(_ store: Store, location: Location, source: String) throws -> String {
-        let forecasts = try store.db.firstRow(
-            "SELECT min(first_valid_time), max(last_valid_time) FROM forecast_runs WHERE location_id = ?",
-            [.integer(location.id)]) { ($0.optionalInt64(0), $0.optionalInt64(1)) }
-        let observations = try store.db.firstRow(
-            "SELECT min(time), max(time) FROM observations WHERE location_id = ? AND source = ?",
-            [.integer(location.id), .text(source)]) { ($0.optionalInt64(0), $0.optionalInt64(1)) }
-        func span(_ pair: (Int64?, Int64?)?) -> String {
-            guard let pair, let a = pair.0, let b = pair.1 else { return "nothing" }
+        let forecasts = try store.forecastSpan(locationID: location.id)
+        let observations = try store.observationSpan(locationID: location.id, source: source)
+        func span(_ pair: (first: Int64?, last: Int64?)) -> String {
+            guard let a = pair.first, let b = pair.last else { return "nothing" }
             return "\(CivilTime.isoUTC(a)) to \(CivilTime.isoUTC(b))"
         }
         return "forecasts cover \(span(forecasts)); \(source) observations cover \(span(observations))"
@@ -152,9 +137,9 @@ enum QuerySupport {
 }
 
 extension QuerySupport {
-    /// `a − b`; for wind direction the shorter way round the compass, in [−180, 180).
-    static func difference(_ a: Double, _ b: Double, _ quantity: Quantity) -> Double {
-        guard quantity == .direction else { return a - b }
+    /// `a − b`; for a circular variable (wind direction) the shorter way round, in [−180, 180).
+    static func difference(_ a: Double, _ b: Double, _ variable: Variable) -> Double {
+        guard variable.verification == .circular else { return a - b }
         let d = (a - b).truncatingRemainder(dividingBy: 360)
         if d >= 180 { return d - 360 }
         if d < -180 { return d + 360 }

@@ -1,6 +1,5 @@
 import Foundation
 import WxCore
-import WxSQLite
 import WxStore
 
 /// Hour by hour, or averaged per local day.
@@ -79,31 +78,22 @@ public enum TrendQuery {
     /// the running bias; with `.day`, hours are averaged per local day of the location's time zone.
     public static func trend(_ store: Store, location: Location, options: TrendOptions) throws -> TrendResult {
         let variable = options.variable
-        if variable.quantity == .code || variable.name == "precipitation_probability" {
+        if variable.verification == .categorical || variable.isProbability {
             throw QueryError.unsupportedVariable(
-                variable.name, reason: variable.quantity == .code
-                    ? "it is a category (a WMO code), not a quantity; see 'wxdb query forecast --var weather_code'"
-                    : "a probability has no observed counterpart to subtract; see its Brier score with 'wxdb query verify --var precipitation_probability'")
+                variable.name, reason: variable.verification == .categorical
+                    ? "it is a category (a WMO code), not a quantity; see 'wxdb query forecast --var \(variable.name)'"
+                    : "a probability has no observed counterpart to subtract; see its Brier score with 'wxdb query verify --var \(variable.name)'")
         }
-        let column = try QuerySupport.column(variable)
+        _ = try QuerySupport.column(variable)
         try QuerySupport.requireRuns(store, location: location, model: options.model)
         let model = try options.model ?? defaultModel(store, location: location)
         let source = try ObservationSources.resolve(store, location: location, requested: options.source)
 
         let target = options.leadHours * 3600
         let tolerance = options.toleranceHours * 3600
-        let rows = try store.db.rows(
-            """
-            SELECT p.valid_time, p.run_id, p.issued_at, p.forecast_\(column), p.observed_\(column)
-            FROM forecast_observation_pairs p
-            WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
-              AND p.valid_time - p.issued_at BETWEEN ? AND ?
-              AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
-            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
-            """,
-            [.integer(location.id), .text(source), .text(model)] + options.range.bounds
-                + [.real(target - tolerance), .real(target + tolerance), .real(target)]
-        ) { (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4)) }
+        let rows = try store.trendPairs(
+            variable, PairFilter(locationID: location.id, source: source, from: options.range.from, to: options.range.to),
+            model: model, minLead: target - tolerance, maxLead: target + tolerance, targetLead: target)
 
         // The first row of each valid hour is the chosen run (the ORDER BY ranks them).
         var hourly: [TrendPoint] = []
@@ -112,7 +102,7 @@ public enum TrendQuery {
         for row in rows where row.valid != lastValid {
             lastValid = row.valid
             let observed = options.units.convert(row.observed, variable.quantity)
-            let error = QuerySupport.difference(options.units.convert(row.forecast, variable.quantity), observed, variable.quantity)
+            let error = QuerySupport.difference(options.units.convert(row.forecast, variable.quantity), observed, variable)
             overall.add(forecast: observed + error, observed: observed)
             hourly.append(TrendPoint(
                 time: row.valid, date: nil, runID: row.run, issuedAt: row.issued, leadHours: Double(row.valid - row.issued) / 3600,
@@ -132,9 +122,7 @@ public enum TrendQuery {
 
     /// The location's first model when it has runs, else the model with the most runs.
     static func defaultModel(_ store: Store, location: Location) throws -> String {
-        let counts = try store.db.rows(
-            "SELECT model, count(*) FROM forecast_runs WHERE location_id = ? GROUP BY model ORDER BY count(*) DESC, model",
-            [.integer(location.id)]) { (model: $0.string(0), runs: $0.int(1)) }
+        let counts = try store.runCountsByModel(locationID: location.id)
         if counts.contains(where: { $0.model == location.defaultModel }) { return location.defaultModel }
         guard let first = counts.first else { throw QueryError.noRuns(location: location.name, model: nil) }
         return first.model

@@ -1,5 +1,4 @@
 import WxCore
-import WxSQLite
 import WxStore
 
 /// How `wxdb query verify` groups its pairs.
@@ -45,17 +44,28 @@ public struct VerifyRow: Sendable, Equatable {
     /// The lead range `[leadFromHours, leadToHours)`.
     public var leadFromHours: Int
     public var leadToHours: Int
-    /// Continuous scores in the display unit. For `precipitation_probability` the forecast is the
-    /// probability in % and the observation 100 % when precipitation reached the threshold, else 0 %.
-    public var scores = ContinuousScores()
+    /// The scores kept as partial sums, which `wxdb prune` stores per day (see `SummarySums`).
+    public var sums = SummarySums()
+    /// Continuous scores in the display unit. For a probability the forecast is the probability in
+    /// % and the observation 100 % when the other variable reached the threshold, else 0 %.
+    public var scores: ContinuousScores {
+        get { sums.continuous }
+        set { sums.continuous = newValue }
+    }
     /// The forecast's scores over the pairs that have a persistence reference.
     public var forecastWithReference = ContinuousScores()
     /// Persistence's scores over the same pairs: the observation at the run's issue hour carried forward.
     public var persistence = ContinuousScores()
-    /// For `precipitation`: the 2×2 table at the threshold.
-    public var contingency: Contingency?
-    /// For `precipitation_probability`: the Brier score against observed precipitation ≥ threshold.
-    public var brier: BrierScore?
+    /// For a variable with an event (precipitation): the 2×2 table at the threshold.
+    public var contingency: Contingency? {
+        get { sums.contingency }
+        set { sums.contingency = newValue }
+    }
+    /// For a probability: the Brier score against the other variable's observation ≥ threshold.
+    public var brier: BrierScore? {
+        get { sums.brier }
+        set { sums.brier = newValue }
+    }
     /// First and last valid time among the pairs.
     public var firstValidTime = Int64.max
     public var lastValidTime = Int64.min
@@ -105,37 +115,26 @@ public enum VerifyQuery {
     /// valid hour. Throws a `QueryError` naming what is missing when there is nothing to score.
     public static func verify(_ store: Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
         let variable = options.variable
-        if variable.quantity == .code {
+        if variable.verification == .categorical {
             throw QueryError.unsupportedVariable(
                 variable.name, reason: "it is a category (a WMO code), not a quantity; see how runs compared with 'wxdb query forecast --var \(variable.name)'")
         }
-        let forecastColumn = try QuerySupport.column(variable)
-        let isProbability = variable.name == "precipitation_probability"
+        _ = try QuerySupport.column(variable)
         // A probability of precipitation is checked against observed precipitation.
-        let observedColumn = isProbability ? "precipitation" : forecastColumn
+        let observedVariable = variable.observedVariable
 
         try QuerySupport.requireRuns(store, location: location, model: options.model)
         let source = try ObservationSources.resolve(store, location: location, requested: options.source)
 
-        let sql = """
-            SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn), ref.\(observedColumn)
-            FROM forecast_observation_pairs p
-            LEFT JOIN observations ref
-                   ON ref.location_id = p.location_id AND ref.source = p.source AND ref.time = (p.issued_at / 3600) * 3600
-            WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
-              AND (? IS NULL OR p.model = ?)
-              AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
-            """
         let units = options.units
         let threshold = options.thresholdMillimetres
         var groups: [String: VerifyRow] = [:]
-        let statement = try store.db.cachedStatement(sql)
-        try statement.bind([.integer(location.id), .text(source)] + options.range.bounds + [options.model.sqlValue, options.model.sqlValue])
-        while let row = try statement.step() {
+        let filter = PairFilter(locationID: location.id, source: source, from: options.range.from, to: options.range.to, model: options.model)
+        try store.forEachVerificationPair(forecast: variable, observed: observedVariable, filter) { row in
             let issuedAt = row.int64(1)
             let validTime = row.int64(2)
             let lead = Double(validTime - issuedAt) / 3600
-            guard let (from, to) = bucket(lead, options.grouping) else { continue }
+            guard let (from, to) = bucket(lead, options.grouping) else { return }
             let model = options.grouping == .model ? row.string(0) : nil
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
@@ -145,7 +144,6 @@ public enum VerifyQuery {
                 variable: variable, units: units, threshold: threshold)
             groups[key] = group
         }
-        statement.reset()
         let prunedDaysLeftOut = try addSummaries(store, location: location, source: source, options: options, into: &groups)
 
         guard !groups.isEmpty else {
@@ -167,27 +165,25 @@ public enum VerifyQuery {
     static func add(_ group: inout VerifyRow, forecast rawForecast: Double, observed rawObserved: Double, reference rawReference: Double?,
                     variable: Variable, units: UnitSystem, threshold: Double) {
         let quantity = variable.quantity
-        if variable.name == "precipitation_probability" {
+        if variable.isProbability {
             let occurred = rawObserved >= threshold
-            group.scores.add(forecast: rawForecast, observed: occurred ? 100 : 0)
-            var brier = group.brier ?? BrierScore()
-            brier.add(probabilityPercent: rawForecast, occurred: occurred)
-            group.brier = brier
+            group.sums.continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
+            group.sums.brier = group.sums.brier ?? BrierScore()
+            group.sums.brier?.add(probabilityPercent: rawForecast, occurred: occurred)
             return
         }
         let observed = units.convert(rawObserved, quantity)
         // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
-        let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, quantity)
-        group.scores.add(forecast: forecast, observed: observed)
+        let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, variable)
+        group.sums.continuous.add(forecast: forecast, observed: observed)
         if let rawReference {
-            let reference = observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, quantity)
+            let reference = observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, variable)
             group.forecastWithReference.add(forecast: forecast, observed: observed)
             group.persistence.add(forecast: reference, observed: observed)
         }
-        if variable.name == "precipitation" {
-            var table = group.contingency ?? Contingency()
-            table.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
-            group.contingency = table
+        if variable.hasEvent {
+            group.sums.contingency = group.sums.contingency ?? Contingency()
+            group.sums.contingency?.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
         }
     }
 
@@ -198,52 +194,33 @@ public enum VerifyQuery {
     static func addSummaries(_ store: Store, location: Location, source: String, options: VerifyOptions,
                              into groups: inout [String: VerifyRow]) throws -> Int {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
-        if options.variable.name == "precipitation_probability" && !defaultThreshold { return 0 }
+        if options.variable.isProbability && !defaultThreshold { return 0 }
         var partialDays = Set<String>()
-        let statement = try store.db.cachedStatement(
-            """
-            SELECT model, lead_from_h, lead_to_h, valid_date, n, sum_f, sum_o, sum_ff, sum_oo, sum_fo, sum_abs_err, sum_err, sum_err_sq,
-                   hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events
-            FROM verification_summaries
-            WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)
-            """)
-        try statement.bind([.integer(location.id), .text(source), .text(options.variable.name), options.model.sqlValue])
-        defer { statement.reset() }
         // Imperial display is an affine change of unit (x' = a·x + b), which partial sums follow exactly.
         let quantity = options.variable.quantity
         let scale = options.units.convertDifference(1, quantity)
         let offset = options.units.convert(0, quantity)
-        let isProbability = options.variable.name == "precipitation_probability"
-        while let row = try statement.step() {
+        let isProbability = options.variable.isProbability
+        try store.forEachSummary(locationID: location.id, source: source, variable: options.variable.name, model: options.model) { row in
             // A summarised day counts when it lies wholly inside --from/--to; one cut by the range
             // cannot be split, so it is left out and counted for a note.
-            guard let day = ZoneTime.span(ofDate: row.string(3), timezone: location.timezone) else { continue }
+            guard let day = ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else { return }
             let inside = day.start >= (options.range.from ?? Int64.min) && day.end <= (options.range.to ?? Int64.max)
             let outside = day.end <= (options.range.from ?? Int64.min) || day.start >= (options.range.to ?? Int64.max)
             if !inside {
-                if !outside { partialDays.insert(row.string(3)) }
-                continue
+                if !outside { partialDays.insert(row.validDate) }
+                return
             }
-            guard let (from, to) = bucket(Double(row.int(1)), options.grouping) else { continue }
-            let model = options.grouping == .model ? row.string(0) : nil
+            guard let (from, to) = bucket(Double(row.leadFrom), options.grouping) else { return }
+            let model = options.grouping == .model ? row.model : nil
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
-            let stored = ContinuousScores(
-                n: row.int(4), sumF: row.double(5), sumO: row.double(6), sumFF: row.double(7), sumOO: row.double(8),
-                sumFO: row.double(9), sumAbsErr: row.double(10), sumErr: row.double(11), sumErrSq: row.double(12))
-            group.scores.merge(isProbability ? stored : stored.affine(scale: scale, offset: offset))
+            var stored = row.sums
+            if !isProbability { stored.continuous = stored.continuous.affine(scale: scale, offset: offset) }
+            if !defaultThreshold { stored.contingency = nil }
+            group.sums.merge(stored)
             group.firstValidTime = min(group.firstValidTime, day.start)
             group.lastValidTime = max(group.lastValidTime, day.end - 3600)
-            if defaultThreshold, let hits = row.optionalInt(13) {
-                var table = group.contingency ?? Contingency()
-                table.merge(Contingency(a: hits, b: row.int(14), c: row.int(15), d: row.int(16)))
-                group.contingency = table
-            }
-            if let brierN = row.optionalInt(17) {
-                var brier = group.brier ?? BrierScore()
-                brier.merge(BrierScore(n: brierN, sumSquaredError: row.double(18), occurrences: row.int(19)))
-                group.brier = brier
-            }
             groups[key] = group
         }
         return partialDays.count

@@ -56,7 +56,12 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 }
 
 /// One connection to a SQLite file, configured for wxdb: WAL, `synchronous=NORMAL`, foreign keys,
-/// a busy timeout and extended result codes. Not thread-safe: use one connection per thread.
+/// a busy timeout and extended result codes.
+///
+/// The concurrency rule: a `Database` is not `Sendable` (it is opened `SQLITE_OPEN_NOMUTEX`, and its
+/// statement cache and transaction depth are unguarded). Use one connection per thread, or give
+/// it to one serial owner; another thread or process opens its own connection, and WAL plus the
+/// busy timeout let them share the file. Its statements and rows are bound to it the same way.
 public final class Database {
     /// The path the connection was opened with.
     public let path: String
@@ -72,7 +77,37 @@ public final class Database {
         public var busyTimeoutMilliseconds: Int32 = 5000
         /// Journal in WAL mode. Turned off only to inspect a file without changing it.
         public var walMode = true
+        /// `path` is a `file:` URI (see `readOnlyURI(path:)`), not a plain path.
+        public var uri = false
         public init() {}
+
+        /// Options for reading someone else's file: read-only, never created, no journal-mode
+        /// change, `path` given as a URI so `mode=ro` holds even if the flags were ignored.
+        public static var foreignReadOnly: Options {
+            var options = Options()
+            options.readOnly = true
+            options.create = false
+            options.walMode = false
+            options.uri = true
+            return options
+        }
+    }
+
+    /// A `file:` URI that opens `path` read-only (`mode=ro`). Characters SQLite reads as URI
+    /// syntax (`?`, `#`, `%`) and anything not printable ASCII are percent-encoded.
+    public static func readOnlyURI(path: String) -> String {
+        var encoded = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "%"), 0...0x20, 0x7F...0xFF:
+                encoded += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            default:
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        // An empty authority before an absolute path, so "//host/x" is not read as a host; a
+        // relative path stays relative to the working folder.
+        return (path.hasPrefix("/") ? "file://" : "file:") + encoded + "?mode=ro"
     }
 
     /// Opens (or creates) the file at `path`.
@@ -80,6 +115,7 @@ public final class Database {
         var db: OpaquePointer?
         var flags = options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
+        if options.uri { flags |= SQLITE_OPEN_URI }
         flags |= SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
@@ -231,3 +267,7 @@ public final class Database {
         }
     }
 }
+
+// Stated, not just implied: a connection must not cross threads (see `Database`).
+@available(*, unavailable)
+extension Database: Sendable {}

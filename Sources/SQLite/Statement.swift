@@ -27,8 +27,17 @@ public final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
-    /// Binds `values` to parameters 1...n.
+    /// The number of parameters the SQL takes (the highest index, for numbered ones like `?3`).
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
+    /// Binds `values` to parameters 1...n; throws (`SQLITE_RANGE`) unless there is exactly one value
+    /// per parameter, so a forgotten argument never silently becomes NULL (which `? IS NULL OR ...`
+    /// would read as "no filter").
     public func bind(_ values: [SQLValue]) throws {
+        guard values.count == parameterCount else {
+            throw SQLiteError(extendedCode: SQLITE_RANGE,
+                              message: "\(values.count) argument(s) for \(parameterCount) parameter(s)", sql: sql)
+        }
         for (index, value) in values.enumerated() {
             try bind(value, at: Int32(index + 1))
         }
@@ -50,13 +59,16 @@ public final class Statement {
 
     /// Binds a double, or NULL when absent, without building an `SQLValue` (the ingest hot path).
     @inline(__always)
-    public func bind(_ value: Double?, at index: Int32) {
-        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    public func bind(_ value: Double?, at index: Int32) throws {
+        let rc = if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+        if rc != SQLITE_OK { throw database.error(rc, sql: sql) }
     }
 
+    /// Binds an integer without building an `SQLValue` (the ingest hot path).
     @inline(__always)
-    public func bind(_ value: Int64, at index: Int32) {
-        sqlite3_bind_int64(handle, index, value)
+    public func bind(_ value: Int64, at index: Int32) throws {
+        let rc = sqlite3_bind_int64(handle, index, value)
+        if rc != SQLITE_OK { throw database.error(rc, sql: sql) }
     }
 
     /// Steps once: a row, or nil when done.
@@ -122,3 +134,10 @@ public struct Row {
         return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
     }
 }
+
+// A statement and a row belong to their connection's thread (see `Database`).
+@available(*, unavailable)
+extension Statement: Sendable {}
+
+@available(*, unavailable)
+extension Row: Sendable {}

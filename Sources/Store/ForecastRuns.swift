@@ -67,8 +67,24 @@ extension Store {
         try db.transaction { try storeInTransaction(response, for: location, fetch: fetch) }
     }
 
-    /// Like `store`, for a caller that already holds a transaction (several responses at once).
-    public func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+    /// Stores the responses `make` builds from `items`, all in one transaction: each is made just
+    /// before it is stored, so memory stays flat however many there are, and the first error rolls
+    /// every one back. `stored` hears about each item as it is stored.
+    public func storeAll<Item>(_ items: [Item], for location: Location,
+                               make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
+                               stored: (Item, [StoreOutcome]) -> Void = { _, _ in }) throws -> [StoreOutcome] {
+        try db.transaction {
+            try items.flatMap { item -> [StoreOutcome] in
+                let (response, fetch) = try make(item)
+                let outcomes = try storeInTransaction(response, for: location, fetch: fetch)
+                stored(item, outcomes)
+                return outcomes
+            }
+        }
+    }
+
+    /// Like `store`, inside a transaction the caller holds.
+    func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
         try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
         for forecast in response.models {
@@ -215,10 +231,10 @@ extension Store {
             for (row, time) in forecast.hourlyTimes.enumerated() {
                 // A repeated hour (DST artefacts in hand-edited files) keeps its first value.
                 guard seen.insert(time).inserted else { continue }
-                insert.bind(runID, at: 1)
-                insert.bind(time, at: 2)
+                try insert.bind(runID, at: 1)
+                try insert.bind(time, at: 2)
                 for (index, column) in columns.enumerated() {
-                    insert.bind(column?[row] ?? nil, at: Int32(index + 3))
+                    try insert.bind(column?[row] ?? nil, at: Int32(index + 3))
                 }
                 try insert.runToCompletion()
             }
@@ -228,14 +244,14 @@ extension Store {
             var seen = Set<String>()
             for (row, date) in forecast.dailyDates.enumerated() {
                 guard seen.insert(date).inserted else { continue }
-                insert.bind(runID, at: 1)
+                try insert.bind(runID, at: 1)
                 try insert.bind(.text(date), at: 2)
                 for (index, column) in forecast.daily.enumerated() {
                     let value = column?[row] ?? nil
                     if Variables.daily[index].quantity == .instant, let value {
-                        insert.bind(Int64(value), at: Int32(index + 3))
+                        try insert.bind(Int64(value), at: Int32(index + 3))
                     } else {
-                        insert.bind(value, at: Int32(index + 3))
+                        try insert.bind(value, at: Int32(index + 3))
                     }
                 }
                 try insert.runToCompletion()
@@ -247,12 +263,18 @@ extension Store {
     /// those it lacks (a CSV of precipitation does not erase temperatures); an older one changes nothing.
     public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64) throws {
         let upsert = try db.cachedStatement(Self.observationUpsertSQL)
-        upsert.bind(locationID, at: 1)
+        try upsert.bind(locationID, at: 1)
         try upsert.bind(.text(source), at: 2)
-        upsert.bind(time, at: 3)
-        for (index, value) in values.enumerated() { upsert.bind(value, at: Int32(index + 4)) }
-        upsert.bind(recordedAt, at: Int32(values.count + 4))
+        try upsert.bind(time, at: 3)
+        for (index, value) in values.enumerated() { try upsert.bind(value, at: Int32(index + 4)) }
+        try upsert.bind(recordedAt, at: Int32(values.count + 4))
         try upsert.runToCompletion()
+    }
+
+    /// Like `upsertObservations`, in one transaction of its own.
+    @discardableResult
+    public func saveObservations(_ series: ModelForecast, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
+        try db.transaction { try upsertObservations(series, locationID: locationID, source: source, recordedAt: recordedAt) }
     }
 
     /// Upserts a series' hours (those valid at or before `through`) as observations of `source`;
@@ -284,8 +306,16 @@ extension Store {
 
     /// Records a failed attempt (its own small transaction, so it survives the failure it describes).
     public func logFailure(_ fetch: FetchRecord, locationID: Int64?, model: String?, error: String) throws {
+        try logFailures(fetch, for: [(locationID, model)], error: error)
+    }
+
+    /// Records one failed attempt for several locations and models (a batched request) in one
+    /// transaction of its own.
+    public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String) throws {
         try db.transaction {
-            try logFetch(fetch, locationID: locationID, model: model, outcome: "failed", runID: nil, error: error)
+            for target in targets {
+                try logFetch(fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil, error: error)
+            }
         }
     }
 }

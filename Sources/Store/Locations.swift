@@ -116,11 +116,15 @@ extension Store {
 /// Store errors a user can act on.
 public enum StoreError: Error, CustomStringConvertible {
     case wouldDeleteHistory(name: String, runs: Int, observations: Int)
+    /// A column name that is not one of the variables wxdb keeps (never from user input).
+    case unknownColumn(String)
 
     public var description: String {
         switch self {
         case .wouldDeleteHistory(let name, let runs, let observations):
             return "\"\(name)\" has \(runs) forecast runs and \(observations) observations stored; add --purge to delete them with the location"
+        case .unknownColumn(let name):
+            return "internal error: \(name) is not a known variable column"
         }
     }
 }

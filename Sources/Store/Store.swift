@@ -3,8 +3,13 @@ import WxCore
 import WxSQLite
 
 /// A wxdb database: opened, checked against this build's migrations, migrated.
+///
+/// Every SQL statement wxdb runs is behind a named method of `Store` (or `DatabaseInspection`):
+/// callers get values, or rows streamed to a visitor, and never see the connection. Like the
+/// `Database` it owns, a `Store` is not `Sendable`: use it from one thread at a time (one store per
+/// thread, or one serial owner); a second process or thread opens its own.
 public final class Store {
-    public let db: Database
+    let db: Database
     public var path: String { db.path }
 
     /// Why a database could not be opened, said so a user knows what to do.
@@ -93,3 +98,7 @@ public func defaultDatabasePath(environment: [String: String] = ProcessInfo.proc
     let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
     return home + "/.local/share/wxdb/wxdb.sqlite"
 }
+
+// Stated, not just implied: a store is used from one thread at a time (see `Store`).
+@available(*, unavailable)
+extension Store: Sendable {}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WxCore
 import WxSQLite
 @testable import WxCLI
 
@@ -173,5 +174,45 @@ struct ImportCommandTests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("0042_future"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: box.db)) == before)
+    }
+
+    @Test("a SQLite file that is not a wxdb database is refused and not changed")
+    func foreignSQLiteFile() async throws {
+        let box = Sandbox()
+        let path = box.folder.appendingPathComponent("other.sqlite").path
+        do {
+            var options = Database.Options()
+            options.walMode = false
+            let db = try Database(path: path, options: options)
+            try db.execute("CREATE TABLE foo (x INTEGER); INSERT INTO foo VALUES (1)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for command in [["stats"], ["locations", "list"], ["locations", "add", "A", "--lat", "1", "--lon", "2"]] {
+            let result = await box.run(["--db", path] + command)
+            #expect(result.code == 1)
+            #expect(result.stderrText.contains("not a wxdb one"), "\(result.stderrText)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test("a time without offset is refused while the location's zone is not known, instead of being read as UTC")
+    func unknownZone() async throws {
+        let box = Sandbox()
+        await box.run("locations", "add", "Home", "--lat", "52.52", "--lon", "13.41")
+        let result = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
+                                   "--location", "Home", "--fetched-at", "2026-01-10T05:02")
+        #expect(result.code == 1)
+        #expect(result.stderrText.contains("time zone is not known yet"))
+        #expect(await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
+                              "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00").code == 0)
+        // Once the zone is set, a local time is read in it (05:02 in Berlin in January is 04:02Z).
+        let other = Sandbox()
+        await other.run("locations", "add", "Home", "--lat", "52.52", "--lon", "13.41")
+        #expect(await other.run("locations", "set", "Home", "--timezone", "Europe/Berlin").code == 0)
+        #expect(await other.run("import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
+                                "--location", "Home", "--fetched-at", "2026-01-10T05:02").code == 0)
+        let db = try Database(path: other.db)
+        #expect(try db.scalarInt("SELECT fetched_at FROM forecast_runs") == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))
     }
 }

@@ -172,6 +172,21 @@ struct IngestTests {
         #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == once)
         #expect(replay.server.requests.filter { $0.hasPrefix("/v1/archive") }.count == 4)  // 105 days in chunks of 92
     }
+
+    @Test("a station CSV with other columns does not erase values stored from an earlier CSV")
+    func partialColumnsKeepOthers() async throws {
+        let box = Sandbox()
+        await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", "UTC")
+        let a = box.folder.appendingPathComponent("t.csv").path
+        let b = box.folder.appendingPathComponent("p.csv").path
+        try "time,temperature_2m\n2026-11-01T00:00Z,5\n".write(toFile: a, atomically: true, encoding: .utf8)
+        try "time,precipitation\n2026-11-01T00:00Z,1.2\n".write(toFile: b, atomically: true, encoding: .utf8)
+        #expect(await box.run("observe", "import", a, "--location", "Here", "--source", "station").code == 0)
+        #expect(await box.run("observe", "import", b, "--location", "Here", "--source", "station").code == 0)
+        let db = try Database(path: box.db)
+        let row = try #require(try db.firstRow("SELECT temperature_2m, precipitation FROM observations") { ($0.optionalDouble(0), $0.optionalDouble(1)) })
+        #expect(row.0 == 5 && row.1 == 1.2)
+    }
 }
 
 @Suite("wxdb observe import")

@@ -154,6 +154,17 @@ struct OperationsTests {
         #expect(!result.stderrText.contains("locked"))
         withExtendedLifetime(held) {}
     }
+
+    @Test("the ingest lock is the same for every spelling of the database path")
+    func lockByRealPath() throws {
+        let box = Sandbox()
+        _ = FileManager.default.createFile(atPath: box.db, contents: nil)
+        let link = box.folder.appendingPathComponent("link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: box.db)
+        let held = try ProcessLock(databasePath: box.db, timeout: 1)
+        #expect(throws: ProcessLock.Failure.self) { _ = try ProcessLock(databasePath: link, timeout: 0.2) }
+        withExtendedLifetime(held) {}
+    }
 }
 
 @Suite("Prune and time ranges")

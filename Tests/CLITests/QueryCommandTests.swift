@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxCore
 @testable import WxCLI
+@testable import WxStore
 
 /// A generated history: 10 runs every 6 h, each with 16 days of hourly forecasts (plus 6 past
 /// hours), where forecast = truth + bias(lead) + deterministic noise, and a station observing the
@@ -152,6 +153,22 @@ struct QueryVerifyAcceptanceTests {
         let one = try parseJSON(await sandbox.run("query", "verify", "--location", "Testville", "--from", at, "--to", at, "--format", "json").stdout)
         let total = one["rows"]?.arrayValue?.compactMap { $0["n"]?.numberValue }.reduce(0, +)
         #expect(total == 10)
+    }
+
+    @Test("export pairs and query verify pick the same default observation source")
+    func sameDefaultSource() async throws {
+        let box = Sandbox()
+        _ = try GeneratedHistory.build(box)
+        // A second imported source with fewer hours, sorting before "station" by name.
+        let store = try Store.open(path: box.db)
+        let location = try store.requireLocation(named: "Testville")
+        var values = [Double?](repeating: nil, count: Variables.hourly.count)
+        values[0] = 1
+        try store.upsertObservation(locationID: location.id, source: "aaa", time: GeneratedHistory.issued(1), values: values, recordedAt: 0)
+        let verify = await box.run("query", "verify", "--location", "Testville", "--format", "json")
+        #expect(try parseJSON(verify.stdout)["source"]?.stringValue == "station")
+        let pairs = await box.run("export", "pairs", "--location", "Testville")
+        #expect(pairs.stdout.split(separator: "\r\n").dropFirst().allSatisfy { $0.hasSuffix(",station") })
     }
 }
 
@@ -322,6 +339,17 @@ struct QueryOtherCommandsTests {
         let table = await sandbox.run("query", "trend", "--location", "Testville", "--var", "temperature_2m", "--lead", "24", "--every", "day")
         #expect(table.code == 0)
         #expect(table.stdout.hasPrefix("best_match forecasts issued 24 h ahead ran"))
+    }
+
+    @Test("a weather code far outside WMO's range prints as a number instead of crashing")
+    func hugeWeatherCode() async throws {
+        let box = Sandbox()
+        let history = try HistoryBuilder(db: box.db, name: "Odd")
+        let t: Int64 = 1_780_000_000 / 3600 * 3600
+        try history.storeRun(issuedAt: t, fetchedAt: t, times: [t + 3600], columns: ["weather_code": [1e300]])
+        let result = await box.run("query", "forecast", "--location", "Odd", "--var", "weather_code", "--at", CivilTime.isoUTC(t + 3600))
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(!result.stdout.contains("Code "))
     }
 }
 

@@ -8,7 +8,7 @@ import TestSupport
 import Testing
 import WxCore
 import WxSQLite
-import WxStore
+@testable import WxStore
 @testable import WxCLI
 
 // MARK: - Deterministic randomness
@@ -504,14 +504,11 @@ enum SQLInterpolationScan {
     static let allowed: Set<String> = [
         "Self.locationColumns",  // a constant column list (Store/Locations.swift)
         "name",  // savepoint name wxdb_spN (SQLite/Database.swift)
-        "location", "time", "model",  // column names passed by code to Exporter.filters
-        "whereClause",  // built by Exporter.filters from those fixed fragments and `?` placeholders
-        "variable",  // a variable name checked against the Variables whitelist (Exporter.validate)
-        "forecastColumn", "observedColumn", "column",  // from QuerySupport.column: a name in Variables.hourlyNames
-        "table",  // a name from the constant StatsCommand.tables list
-        "variables.map { \"h.\" + $0 }.joined(separator: \", \")",
-        "variables.map { \"d.\" + $0 }.joined(separator: \", \")",
-        "variables.map { \"o.\" + $0 }.joined(separator: \", \")",
+        "location", "time", "model", "source",  // column names passed by code to ExportFilter.whereClause
+        "whereClause",  // built by ExportFilter.whereClause from those fixed fragments and `?` placeholders
+        "forecastColumn", "observedColumn", "column",  // from Store.hourlyColumn: a name in Variables.hourlyNames
+        "columns.joined(separator: \", \")",  // names from Store.hourlyColumn or Variables.dailyNames
+        "table",  // a name from the constant Store.tables list
     ]
 
     /// Every interpolation in an SQL-looking literal of `source`.

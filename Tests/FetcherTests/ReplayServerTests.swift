@@ -257,6 +257,9 @@ struct ReplayServerTests {
         process.arguments = ["--fixtures", Support.fixtures.path]
         let out = Pipe()
         process.standardOutput = out
+        // Not the test process's own stderr: a child holding it open would keep `swift test`
+        // waiting for ever if this process died before the kill below.
+        process.standardError = FileHandle.nullDevice
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // Read the single line the process prints once it is listening.

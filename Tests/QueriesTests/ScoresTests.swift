@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import WxCore
 @testable import WxQueries
 
 /// |a − b| ≤ tolerance, with `nil` never close.

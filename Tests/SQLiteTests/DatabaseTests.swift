@@ -35,6 +35,49 @@ struct DatabaseTests {
         }
     }
 
+    @Test("a statement takes exactly one argument per parameter: a missing one is an error, never NULL",
+          arguments: [
+              ("SELECT count(*) FROM t WHERE (? IS NULL OR x = ?)", [SQLValue.integer(1)]),
+              ("SELECT count(*) FROM t WHERE (? IS NULL OR x = ?)", [SQLValue.integer(1), .integer(1), .integer(1)]),
+              ("SELECT count(*) FROM t WHERE (?1 IS NULL OR x = ?1) AND x < ?3", [SQLValue.integer(1), .integer(2)]),
+              ("SELECT count(*) FROM t", [SQLValue.null]),
+          ])
+    func argumentCount(sql: String, arguments: [SQLValue]) throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let db = try Database(path: path)
+        try db.execute("CREATE TABLE t (x INTEGER) STRICT")
+        do {
+            _ = try db.scalarInt(sql, arguments)
+            Issue.record("\(arguments.count) argument(s) accepted for \(sql)")
+        } catch let error as SQLiteError {
+            #expect(error.code == 25)  // SQLITE_RANGE
+            #expect(error.sql == sql)
+            #expect(error.message.contains("\(arguments.count) argument(s)"))
+        }
+        // The same statement runs when the count is right.
+        let right = try db.makeStatement(sql).parameterCount
+        #expect(try db.scalarInt(sql, Array(repeating: .integer(1), count: right)) == 0)
+    }
+
+    @Test("a bind that SQLite refuses (an index out of range) throws with the code and the SQL")
+    func bindReturnCode() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let db = try Database(path: path)
+        let statement = try db.makeStatement("SELECT ?")
+        for bind in [{ try statement.bind(Int64(1), at: 2) }, { try statement.bind(Double?.none, at: 0) },
+                     { try statement.bind(.text("x"), at: 5) }] {
+            do {
+                try bind()
+                Issue.record("an out-of-range bind was accepted")
+            } catch let error as SQLiteError {
+                #expect(error.code == 25)  // SQLITE_RANGE
+                #expect(error.sql == "SELECT ?")
+            }
+        }
+    }
+
     @Test("STRICT tables refuse a value of the wrong type")
     func strict() throws {
         let db = try Database(path: temporaryPath())

@@ -1,0 +1,125 @@
+import WxCore
+import WxSQLite
+
+// Forecast/observation pairs, read through the `forecast_observation_pairs` view and streamed to a
+// visitor one row at a time. Column names come from `Variables` only (see `hourlyColumn`).
+
+/// Which pairs to read: one location and source, valid times in `[from, to)`, one model or all.
+public struct PairFilter: Sendable {
+    public var locationID: Int64
+    public var source: String
+    public var from: Int64?
+    public var to: Int64?
+    public var model: String?
+
+    public init(locationID: Int64, source: String, from: Int64? = nil, to: Int64? = nil, model: String? = nil) {
+        self.locationID = locationID
+        self.source = source
+        self.from = from
+        self.to = to
+        self.model = model
+    }
+}
+
+extension Store {
+    /// Streams every pair of `forecast` with the observation of `observed` at its valid time (they
+    /// differ for a probability scored against another variable's event), with the observation at
+    /// the run's issue hour as a persistence reference. Columns: 0 model, 1 issued_at,
+    /// 2 valid_time, 3 forecast, 4 observed, 5 reference (may be NULL).
+    public func forEachVerificationPair(forecast: Variable, observed: Variable, _ filter: PairFilter,
+                                        _ visit: (StoredRow) throws -> Void) throws {
+        let forecastColumn = try Self.hourlyColumn(forecast.name)
+        let observedColumn = try Self.hourlyColumn(observed.name)
+        let sql = """
+            SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn), ref.\(observedColumn)
+            FROM forecast_observation_pairs p
+            LEFT JOIN observations ref
+                   ON ref.location_id = p.location_id AND ref.source = p.source AND ref.time = (p.issued_at / 3600) * 3600
+            WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
+              AND (? IS NULL OR p.model = ?)
+              AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
+            """
+        let statement = try db.cachedStatement(sql)
+        try statement.bind([.integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min), .integer(filter.to ?? .max),
+                            filter.model.sqlValue, filter.model.sqlValue])
+        defer { statement.reset() }
+        while let row = try statement.step() { try visit(StoredRow(row)) }
+    }
+
+    /// The pairs of one model whose lead is within `[minLead, maxLead]` seconds, for each valid hour
+    /// the one whose lead is closest to `targetLead` first (then the earlier run).
+    public func trendPairs(_ variable: Variable, _ filter: PairFilter, model: String, minLead: Double, maxLead: Double,
+                           targetLead: Double) throws
+        -> [(valid: Int64, run: Int64, issued: Int64, forecast: Double, observed: Double)]
+    {
+        let column = try Self.hourlyColumn(variable.name)
+        return try db.rows(
+            """
+            SELECT p.valid_time, p.run_id, p.issued_at, p.forecast_\(column), p.observed_\(column)
+            FROM forecast_observation_pairs p
+            WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
+              AND p.valid_time - p.issued_at BETWEEN ? AND ?
+              AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
+            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
+            """,
+            [.integer(filter.locationID), .text(filter.source), .text(model), .integer(filter.from ?? .min), .integer(filter.to ?? .max),
+             .real(minLead), .real(maxLead), .real(targetLead)]
+        ) { (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4)) }
+    }
+
+    /// Streams every pair of one run, every source. Columns: 0 location_id, 1 model, 2 source,
+    /// 3 issued_at, 4 valid_time, then for each entry of `columns` its forecast and its observation
+    /// (5 + 2i and 6 + 2i; either may be NULL).
+    public func forEachPair(ofRun runID: Int64, columns: [(forecast: Variable, observed: Variable)],
+                            _ visit: (StoredRow) throws -> Void) throws {
+        let list = try columns.map { "forecast_\(try Self.hourlyColumn($0.forecast.name)), observed_\(try Self.hourlyColumn($0.observed.name))" }
+        let statement = try db.cachedStatement(
+            "SELECT location_id, model, source, issued_at, valid_time, " + list.joined(separator: ", ")
+                + " FROM forecast_observation_pairs WHERE run_id = ?")
+        try statement.bind([.integer(runID)])
+        defer { statement.reset() }
+        while let row = try statement.step() { try visit(StoredRow(row)) }
+    }
+
+    /// Streams the pairs of `variable` for an export, oldest run first. Columns: 0 location name,
+    /// 1 model, 2 issued_at, 3 valid_time, 4 forecast, 5 observed (neither NULL).
+    public func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws {
+        let column = try Self.hourlyColumn(variable.name)
+        // The view fixes the join order (run -> its hours -> the observation at each hour).
+        let sql = """
+            SELECT location, model, issued_at, valid_time, forecast_\(column), observed_\(column)
+            FROM forecast_observation_pairs
+            WHERE location_id = ?1 AND source = ?2 AND forecast_\(column) IS NOT NULL AND observed_\(column) IS NOT NULL
+              AND (?3 IS NULL OR valid_time >= ?3) AND (?4 IS NULL OR valid_time < ?4) AND (?5 IS NULL OR model = ?5)
+            ORDER BY issued_at, run_id, valid_time
+            """
+        let statement = try db.cachedStatement(sql)
+        try statement.bind([.integer(filter.locationID), .text(filter.source), filter.from.sqlValue, filter.to.sqlValue,
+                            filter.model.sqlValue])
+        defer { statement.reset() }
+        while let row = try statement.step() { try visit(StoredRow(row)) }
+    }
+
+    /// Streams the pairs of `variable` and one model (`filter.model`, required) with the location's
+    /// coordinates, as the `verif` format wants them. Columns: 0 issued_at, 1 valid_time, 2 latitude,
+    /// 3 longitude, 4 altitude (the location's elevation, else the model grid's; may be NULL),
+    /// 5 observed, 6 forecast.
+    public func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws {
+        let column = try Self.hourlyColumn(variable.name)
+        let sql = """
+            SELECT p.issued_at, p.valid_time, l.latitude, l.longitude, coalesce(l.elevation, r.grid_elevation),
+                   p.observed_\(column), p.forecast_\(column)
+            FROM forecast_observation_pairs p
+            JOIN locations l ON l.id = p.location_id
+            JOIN forecast_runs r ON r.id = p.run_id
+            WHERE p.location_id = ? AND p.source = ? AND p.model = ?
+              AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
+              AND (?4 IS NULL OR p.valid_time >= ?4) AND (?5 IS NULL OR p.valid_time < ?5)
+            ORDER BY p.issued_at, p.valid_time
+            """
+        let statement = try db.makeStatement(sql)
+        try statement.bind([.integer(filter.locationID), .text(filter.source), filter.model.sqlValue,
+                            filter.from.sqlValue, filter.to.sqlValue])
+        while let row = try statement.step() { try visit(StoredRow(row)) }
+    }
+}

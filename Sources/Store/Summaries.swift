@@ -1,0 +1,122 @@
+import WxCore
+import WxSQLite
+
+/// The key of one row of `verification_summaries`: a location, model, source and variable, a lead
+/// bucket and a local valid date.
+public struct SummaryKey: Hashable, Sendable {
+    public var location: Int64
+    public var model: String
+    public var source: String
+    public var variable: String
+    public var leadFrom: Int
+    public var leadTo: Int
+    public var validDate: String
+
+    public init(location: Int64, model: String, source: String, variable: String, leadFrom: Int, leadTo: Int, validDate: String) {
+        self.location = location
+        self.model = model
+        self.source = source
+        self.variable = variable
+        self.leadFrom = leadFrom
+        self.leadTo = leadTo
+        self.validDate = validDate
+    }
+}
+
+/// One stored summary row as `query verify` reads it.
+public struct StoredSummary: Sendable {
+    public var model: String
+    public var leadFrom: Int
+    public var leadTo: Int
+    /// The location's local date, `YYYY-MM-DD`.
+    public var validDate: String
+    public var sums: SummarySums
+}
+
+/// A run `Store.pruneBatch` is about to prune, with its location's time zone (summaries are kept
+/// per local day).
+public struct PrunableRun: Sendable {
+    public var id: Int64
+    public var timezone: String
+}
+
+/// What one pruned batch removed and wrote.
+public struct PruneBatch: Sendable, Equatable {
+    public var runs = 0
+    public var hourlyRows = 0
+    public var dailyRows = 0
+    public var summaryRows = 0
+}
+
+extension Store {
+    /// Prunes the next `limit` runs issued before `cutoff` in one transaction: `summarise` folds their
+    /// pairs (read with `forEachPair(ofRun:)`) into summary rows, which are added to those stored,
+    /// then the runs lose their hourly and daily rows and are marked pruned at `now`. A run is thus
+    /// either whole or summarised, never both and never lost. Nil when no run is left to prune.
+    public func pruneBatch(issuedBefore cutoff: Int64, now: Int64, limit: Int,
+                           summarise: ([PrunableRun]) throws -> [SummaryKey: SummarySums]) throws -> PruneBatch? {
+        try db.transaction { () -> PruneBatch? in
+            let runs = try db.rows(
+                """
+                SELECT r.id, l.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id
+                WHERE r.issued_at < ? AND r.pruned_at IS NULL ORDER BY r.id LIMIT ?
+                """,
+                [.integer(cutoff), .integer(Int64(limit))]) { PrunableRun(id: $0.int64(0), timezone: $0.string(1)) }
+            if runs.isEmpty { return nil }
+            var batch = PruneBatch(runs: runs.count)
+            let sums = try summarise(runs)
+            batch.summaryRows = try addSummaries(sums)
+            for run in runs {
+                try db.run("DELETE FROM hourly_forecasts WHERE run_id = ?", [.integer(run.id)])
+                batch.hourlyRows += db.changes
+                try db.run("DELETE FROM daily_forecasts WHERE run_id = ?", [.integer(run.id)])
+                batch.dailyRows += db.changes
+                try db.run("UPDATE forecast_runs SET pruned_at = ? WHERE id = ?", [.integer(now), .integer(run.id)])
+            }
+            return batch
+        }
+    }
+
+    static let summaryKeyColumns = ["location_id", "model", "source", "variable", "lead_from_h", "lead_to_h", "valid_date"]
+
+    /// Adds to a stored row's sums (a count or sum plus the new one); a score absent on either side
+    /// stays NULL, as SQL's `+` does.
+    static let summaryUpsertSQL: String = {
+        let columns = summaryKeyColumns + SummarySums.columns.map(\.name)
+        return "INSERT INTO verification_summaries (" + columns.joined(separator: ", ") + ") VALUES ("
+            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ") "
+            + "ON CONFLICT (location_id, source, variable, model, lead_from_h, valid_date) DO UPDATE SET "
+            + SummarySums.columns.map { "\($0.name) = \($0.name) + excluded.\($0.name)" }.joined(separator: ", ")
+    }()
+
+    /// Adds each key's sums to `verification_summaries`; returns the number of rows written.
+    func addSummaries(_ sums: [SummaryKey: SummarySums]) throws -> Int {
+        for (key, group) in sums {
+            let values = zip(SummarySums.columns, group.values).map { column, value -> SQLValue in
+                guard let value else { return .null }
+                return column.isCount ? .integer(Int64(value)) : .real(value)
+            }
+            try db.run(Self.summaryUpsertSQL, [
+                .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
+                .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate),
+            ] + values)
+        }
+        return sums.count
+    }
+
+    /// Streams the stored summaries of one location, source and variable (of `model` when given).
+    public func forEachSummary(locationID: Int64, source: String, variable: String, model: String?,
+                               _ visit: (StoredSummary) throws -> Void) throws {
+        let statement = try db.cachedStatement(
+            "SELECT model, lead_from_h, lead_to_h, valid_date, " + SummarySums.columns.map(\.name).joined(separator: ", ")
+                + " FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)")
+        try statement.bind([.integer(locationID), .text(source), .text(variable), model.sqlValue])
+        defer { statement.reset() }
+        let count = SummarySums.columns.count
+        while let row = try statement.step() {
+            let values = (0..<count).map { row.optionalDouble(4 + $0) }
+            try visit(StoredSummary(model: row.string(0), leadFrom: row.int(1), leadTo: row.int(2), validDate: row.string(3),
+                                    sums: SummarySums(values: values)))
+        }
+    }
+}
