@@ -255,7 +255,7 @@ public struct Exporter {
         guard variables.count == 1, let variable = variables.first else { throw ExportError.verifNeedsOneVariable }
         guard let locationID = request.locationID else { throw ExportError.verifNeedsOneLocation }
         let unit = Variables.hourlyVariable(named: variable)?.unit ?? ""
-        csv.raw("# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
+        csv.header(text: "# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
         var rows = 0
         for location in try locationsForPairs(request) where location.id == locationID {
             let sql = """
