@@ -122,7 +122,8 @@ struct TimeRangeOptions {
         }
         if parsed.count == 2 {
             let (start, end) = (parsed[0], parsed[1])
-            let endWall = end.wallSeconds + (end.hasTime ? 0 : 86400)
+            // --to is inclusive: a time includes its second, a bare date its whole day.
+            let endWall = end.wallSeconds + (end.hasTime ? 1 : 86400)
             if start.offset == nil && end.offset == nil && start.wallSeconds >= endWall {
                 throw UsageError("--from must be before --to")
             }
