@@ -409,6 +409,22 @@ public final class ReplayServer: @unchecked Sendable {
         return Data(out.utf8)
     }
 
+    /// Places the README and the demo look up by name, so the offline tour works as written.
+    static let gazetteer: [String: (name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
+                                    country: String, countryCode: String)] = [
+        "berlin": ("Berlin", 52.52437, 13.41053, 74, "Europe/Berlin", "Germany", "DE"),
+        "zurich": ("Zurich", 47.36667, 8.55, 429, "Europe/Zurich", "Switzerland", "CH"),
+        "london": ("London", 51.50853, -0.12574, 25, "Europe/London", "United Kingdom", "GB"),
+        "new york": ("New York", 40.71427, -74.00597, 10, "America/New_York", "United States", "US"),
+    ]
+
+    static func geocodingBody(_ place: (name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
+                                        country: String, countryCode: String)) -> Data {
+        Data(("{\"results\":[{\"id\":1,\"name\":\"\(place.name)\",\"latitude\":\(place.latitude),\"longitude\":\(place.longitude),"
+            + "\"elevation\":\(place.elevation),\"feature_code\":\"PPLC\",\"country_code\":\"\(place.countryCode)\","
+            + "\"timezone\":\"\(place.timezone)\",\"country\":\"\(place.country)\"}],\"generationtime_ms\":0.5}").utf8)
+    }
+
     private func search(_ q: Query) -> Response {
         let name = (q["name"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         guard name.count >= 2 else {
@@ -423,6 +439,7 @@ public final class ReplayServer: @unchecked Sendable {
         if body == nil, plain == "hollywood" {
             body = try? Data(contentsOf: fixtures.appendingPathComponent("geocoding-search-hollywood-default-count.json"))
         }
+        if body == nil { body = Self.gazetteer[plain].map(Self.geocodingBody) }
         guard var result = body else {
             return Response(status: 200, body: Data("{\"generationtime_ms\":0.5}".utf8))
         }
