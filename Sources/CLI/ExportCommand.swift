@@ -67,7 +67,7 @@ enum ExportCommand {
                 throw error
             }
             if format.format == .verif && location.name == nil {
-                throw UsageError("--format verif needs --location")
+                throw UsageError("--format verif needs --location (a verif file holds one location)")
             }
             if format.format == .verif && variables.count > 1 {
                 throw UsageError(ExportError.verifNeedsOneVariable.description)
@@ -168,12 +168,12 @@ final class OutputFile {
         if fsync(fd) != 0 || close(fd) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
+            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the disk and try again")
         }
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
+            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the folder is writable and try again")
         }
     }
 

@@ -65,7 +65,8 @@ enum IngestCommand {
         if summary.succeeded {
             context.note(summary.line)
         } else {
-            context.err(summary.line)
+            // One voice for failures; the summary says which locations failed and why.
+            context.err("Error: \(summary.line); fix the cause and run 'wxdb ingest' again (stored runs are kept)")
             throw IngestFailed()
         }
     }

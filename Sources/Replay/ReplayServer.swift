@@ -42,7 +42,7 @@ public final class ReplayServer: @unchecked Sendable {
         case notJSON
     }
 
-    /// The reason texts the real server uses (reference §5.2).
+    /// The reason texts Open-Meteo uses when a limit is hit.
     public static let minutelyLimitReason = "Minutely API request limit exceeded. Please try again in one minute."
 
     private let fixtures: URL
@@ -339,7 +339,7 @@ public final class ReplayServer: @unchecked Sendable {
     }
 
     /// Forecast and archive share the multi-location rules: one pair → an object, several → an
-    /// array whose elements after the first carry `"location_id": i` (reference §3.5).
+    /// array whose elements after the first carry `"location_id": i`, as Open-Meteo answers several locations.
     private func locations(api: Synth.API, query q: Query) -> Response {
         let lats = q.list("latitude").map { Double($0) }
         let lons = q.list("longitude").map { Double($0) }
@@ -465,7 +465,7 @@ public final class ReplayServer: @unchecked Sendable {
         guard let initTime else {
             return Response(status: 404, body: Self.errorBody("Not found"))
         }
-        // Same fields as the real file (reference §6.6); the derived times follow a plausible
+        // Same fields as Open-Meteo's meta.json; the derived times follow a plausible
         // pattern: data written ~2 h after init, available a few minutes later.
         let json = """
         {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\
