@@ -141,17 +141,18 @@ public struct Command {
         self.subcommands = subcommands
     }
 
-    /// A command whose options are `O`; `run` gets them parsed and validated.
+    /// A command whose options are `O`; `run` gets them parsed and validated. `table` and `make`
+    /// are for one options type shared by several commands (the exports), each offering its part.
     init<O: CommandOptions>(name: String, abstract: String, discussion: String? = nil, options _: O.Type,
+                            table: [Opt<O>] = O.table, make: @escaping () -> O = O.init,
                             run: @escaping (O, Context) async throws -> Void) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.arguments = O.arguments
-        let table = O.table
         self.options = table.map(\.spec)
         self.prepare = { parsed in
-            var options = O()
+            var options = make()
             for opt in table {
                 let values = parsed.values(opt.spec.name)
                 if values.isEmpty {

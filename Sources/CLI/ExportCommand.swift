@@ -30,7 +30,7 @@ enum ExportCommand {
 
         init() { format.format = .csv }
 
-        static var table: [Opt<Options>] { [] }
+        static var table: [Opt<Options>] { table(.hourly) }
 
         static func table(_ kind: ExportRequest.Kind) -> [Opt<Options>] {
             let filtered: String
@@ -83,26 +83,11 @@ enum ExportCommand {
         case .observations: abstract = "Stored observations."
         case .pairs: abstract = "Each run's forecast beside the observation at its valid time."
         }
-        var command = Command(name: kind.rawValue, abstract: abstract, options: Options.self) { options, context in
+        // One options struct for the four exports; each offers only the options it uses.
+        return Command(name: kind.rawValue, abstract: abstract, options: Options.self, table: Options.table(kind),
+                       make: { var options = Options(); options.kind = kind; return options }) { options, context in
             try run(kind, options, context)
         }
-        // One options struct for the four exports; each offers only what it uses.
-        let table = Options.table(kind)
-        command.options = table.map(\.spec)
-        command.prepare = { parsed in
-            var options = Options()
-            options.kind = kind
-            for opt in table {
-                let values = parsed.values(opt.spec.name)
-                guard !values.isEmpty else { continue }
-                if values.count > 1 && !opt.spec.repeatable { throw UsageError("--\(opt.spec.name) was given more than once") }
-                try opt.apply(&options, values)
-            }
-            try options.validate()
-            let ready = options
-            return { context in try run(kind, ready, context) }
-        }
-        return command
     }
 
     static func run(_ kind: ExportRequest.Kind, _ options: Options, _ context: Context) throws {

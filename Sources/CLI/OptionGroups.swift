@@ -152,7 +152,11 @@ struct VariableOption {
     var variable: Variable { Variables.hourlyVariable(named: name ?? "temperature_2m")! }
 
     func validate() throws {
-        if let name { _ = try Self.hourly(name) }
+        guard let name else { return }
+        if name.contains(","), name.split(separator: ",").allSatisfy({ Variables.hourlyVariable(named: String($0)) != nil }) {
+            throw UsageError("--var takes one variable here; run the command once per variable (\(name.split(separator: ",").joined(separator: ", ")))")
+        }
+        _ = try Self.hourly(name)
     }
 
     /// The hourly variable called `name`, or a usage error that suggests the closest one.
