@@ -19,8 +19,9 @@ struct DatabaseOption {
     var path: String?
 
     static func options<R>(_ key: WritableKeyPath<R, DatabaseOption>) -> [Opt<R>] {
-        [Opt<DatabaseOption>.string("db", "path", "The SQLite database (env WXDB_DB).", default: "$XDG_DATA_HOME/wxdb/wxdb.sqlite", \.path)
-            .lifted(key)]
+        var db = Opt<DatabaseOption>.string("db", "path", "The SQLite database (env WXDB_DB).", default: "$XDG_DATA_HOME/wxdb/wxdb.sqlite", \.path)
+        db.spec.repeatable = true  // the last one wins, so a wrapper's --db can be overridden
+        return [db.lifted(key)]
     }
 
     /// `--db`, else `WXDB_DB`, else the default under `$XDG_DATA_HOME`.
@@ -54,8 +55,10 @@ struct NetworkOptions {
     var attempts: Int?
 
     static func options<R>(_ key: WritableKeyPath<R, NetworkOptions>) -> [Opt<R>] {
-        [
-            Opt<NetworkOptions>.string("api-key", "key", "Open-Meteo commercial API key (env WXDB_API_KEY); never printed or stored.", \.apiKey),
+        var apiKey = Opt<NetworkOptions>.string("api-key", "key", "Open-Meteo commercial API key (env WXDB_API_KEY); never printed or stored.", \.apiKey)
+        apiKey.spec.repeatable = true  // the last one wins
+        return [
+            apiKey,
             .double("timeout", "seconds", "Time allowed for each HTTP request (env WXDB_TIMEOUT).", in: 0.1...600, default: "30", \.timeout),
             .int("attempts", "n", "Attempts per request on transport errors, 429 and 5xx.", in: 1...10, default: "4", \.attempts),
         ].map { $0.lifted(key) }
