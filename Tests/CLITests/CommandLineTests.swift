@@ -186,6 +186,10 @@ struct OptionRuleTests {
         #expect(added.code == 1)
         #expect(added.stderrText.contains("does not exist"))
         #expect(!FileManager.default.fileExists(atPath: folder))
+        // A name the geocoder cannot reach leaves no database behind either.
+        let looked = await box.run("locations", "add", "Berlin")
+        #expect(looked.code == 1)
+        #expect(!FileManager.default.fileExists(atPath: box.db))
     }
 
     @Test("doctor --format json")
