@@ -39,6 +39,16 @@ struct HelpTests {
             if path.isEmpty { expected.insert("version") }
             #expect(helpOptions(result.stdout) == expected, "\(path): help and option table differ")
             guard !command.isGroup else { continue }
+            // Every option help shows is one the parser takes for this command.
+            let positionals = command.arguments.filter { !$0.optional }.map { _ in "x" }
+            for option in command.options + verbosityOptions {
+                let words = path + positionals + ["--\(option.name)"] + (option.valueName == nil ? [] : ["x"])
+                do {
+                    _ = try ArgumentParser(root: WXDB.root).parse(words)
+                } catch let error as UsageError {
+                    Issue.record("\(words.joined(separator: " ")): \(error.message)")
+                }
+            }
             // An option of another command is refused here, as a usage error naming this command.
             for name in everyOption.subtracting(expected).sorted().prefix(3) {
                 let refused = await Sandbox().run(path + ["--\(name)", "x"])
