@@ -112,9 +112,9 @@ struct HTTPClientTests {
         #expect(result.failure == .timedOut(seconds: 1))
         #expect(attempts.count == 2)
         #expect(attempts.allSatisfy { $0.error == .timedOut(seconds: 1) })
-        // Without the deadline the call would take 2 × 600 s. The bound is 10× the expected 2 s,
-        // so a busy machine cannot fail it while a missing deadline still does.
-        #expect(elapsed < 10 * (1 * 2), "took \(elapsed) s")
+        // Without the deadline the call would take 2 × 600 s. The bound is far above the expected
+        // 2 s (a loaded machine can starve the test process for tens of seconds) and far below that.
+        #expect(elapsed < 300, "took \(elapsed) s")
     }
 
     @Test("a trickling body is cut off by the per-attempt deadline")
@@ -129,8 +129,9 @@ struct HTTPClientTests {
         let elapsed = Date().timeIntervalSince(start)
         #expect(result.failure == .timedOut(seconds: 1))
         #expect(attempts.count == 1)
-        // 10× the 1 s deadline: generous for a loaded machine, 50× short of the untimed transfer.
-        #expect(elapsed < 10 * 1, "took \(elapsed) s")
+        // Far above the 1 s deadline (a loaded machine can starve the test process for tens of
+        // seconds), far below the ~500 s the untimed transfer takes.
+        #expect(elapsed < 200, "took \(elapsed) s")
     }
 
     @Test("a slow but fast-enough trickle still succeeds")

@@ -25,7 +25,10 @@ enum Support {
     }
 
     /// Tiny backoff, no jitter: retries take milliseconds.
-    static func client(timeout: TimeInterval = 2, attempts: Int = 3, maxTotal: TimeInterval = 20) -> HTTPClient {
+    /// A client for tests. The whole-call budget is far beyond any test's needs: on a loaded
+    /// machine the test process can be starved for tens of seconds, and a budget that runs out
+    /// then would turn "retried three times" into "tried once".
+    static func client(timeout: TimeInterval = 2, attempts: Int = 3, maxTotal: TimeInterval = 3600) -> HTTPClient {
         HTTPClient(timeout: timeout,
                    retry: RetryPolicy(attempts: attempts, baseDelay: 0.01, maxDelay: 0.05, maxTotal: maxTotal, jitter: 0),
                    userAgent: "wxdb-tests")
