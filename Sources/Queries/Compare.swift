@@ -123,13 +123,13 @@ public enum Compare {
     /// its matched hours, with Diebold-Mariano (HLN) at a horizon of the bucket's longest lead in days.
     public static func compare(_ store: Store, location: Location, options: CompareOptions) throws -> CompareResult {
         let variable = options.variable
-        guard variable.quantity != .code else {
+        guard variable.verification != .categorical else {
             throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
         }
         let models = try chooseModels(store, location: location, requested: options.models)
         for model in models { try QuerySupport.requireRuns(store, location: location, model: model) }
         let source = try ObservationSources.resolve(store, location: location, requested: options.source)
-        let observedName = variable.name == "precipitation_probability" ? "precipitation" : variable.name
+        let observedName = variable.observedVariable.name
         let quantity = variable.quantity
         let units = options.units
 
@@ -143,7 +143,7 @@ public enum Compare {
             let lead = Double(pair.validTime - pair.issuedAt) / 3600
             guard let bucket = options.grouping.bucket(forLeadHours: lead), let index = models.firstIndex(of: pair.model) else { return }
             let observed = observedValue(pair.observed, variable: variable)
-            let error = units.convertDifference(QuerySupport.difference(pair.forecast, observed, quantity), quantity)
+            let error = units.convertDifference(QuerySupport.difference(pair.forecast, observed, variable), quantity)
             var hour = buckets[bucket, default: [:]][pair.validTime] ?? [Loss(), Loss()]
             hour[index].n += 1
             hour[index].absolute += abs(error)
@@ -223,7 +223,7 @@ public enum Compare {
             }
             return requested
         }
-        let stored = try store.modelsWithRuns(locationID: location.id)
+        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
         let configured = location.models.filter { stored.contains($0) }
         let candidates = configured + stored.filter { !configured.contains($0) }
         guard candidates.count >= 2 else {
@@ -232,9 +232,10 @@ public enum Compare {
         return Array(candidates.prefix(2))
     }
 
-    /// The observation in the forecast's terms: a probability is scored against 100 % when it rained.
+    /// The observation in the forecast's terms: a probability is scored against 100 % when the
+    /// event (the default threshold, as verify's Brier score) happened.
     static func observedValue(_ observed: Double, variable: Variable) -> Double {
-        guard variable.name == "precipitation_probability" else { return observed }
+        guard variable.isProbability else { return observed }
         return observed >= 0.1 ? 100 : 0
     }
 }
@@ -301,15 +302,15 @@ public enum Consistency {
         _ store: Store, location: Location, variable: Variable, leadFromHours: Double = 24, leadToHours: Double = 120,
         byDay: Bool = false, models: [String]? = nil, range: TimeRange = TimeRange(), units: UnitSystem = .metric
     ) throws -> ConsistencyResult {
-        guard variable.quantity != .code else {
+        guard variable.verification != .categorical else {
             throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
         }
         guard leadFromHours >= 0, leadToHours >= leadFromHours else {
             throw ConsistencyError.badLeadWindow(from: leadFromHours, to: leadToHours)
         }
         try QuerySupport.requireRuns(store, location: location, model: nil)
-        let chosen = try models ?? store.modelsWithRuns(locationID: location.id)
-        let angular = variable.quantity == .direction
+        let chosen = try models ?? store.runCountsByModel(locationID: location.id).map(\.model)
+        let angular = variable.verification == .circular
         let scale = units.convertDifference(1, variable.quantity)
 
         // Windows: one, or whole lead days inside [from, to].

@@ -18,12 +18,6 @@ public struct ForecastValue: Sendable, Equatable {
     public var value: Double
 }
 
-/// A variable name that is not one of wxdb's hourly columns reached the store: a bug, never user input.
-public struct UnknownVariableColumn: Error, CustomStringConvertible {
-    public var name: String
-    public var description: String { "internal error: \(name) is not an hourly variable column" }
-}
-
 extension Store {
     /// Streams the forecast/observation pairs of `models` for one hourly variable at a location, in
     /// valid-time order: every run's non-null forecast beside the non-null observation from
@@ -82,20 +76,5 @@ extension Store {
         while let row = try statement.step() {
             try visit(ForecastValue(model: row.string(0), issuedAt: row.int64(1), validTime: row.int64(2), value: row.double(3)))
         }
-    }
-
-    /// The models that have runs at a location, most runs first.
-    public func modelsWithRuns(locationID: Int64) throws -> [String] {
-        try db.rows(
-            "SELECT model FROM forecast_runs WHERE location_id = ? GROUP BY model ORDER BY count(*) DESC, model",
-            [.integer(locationID)]) { $0.string(0) }
-    }
-
-    /// An hourly variable's column name, from the fixed list only: never text from a user.
-    static func hourlyColumn(_ variable: String) throws -> String {
-        guard let name = Variables.hourlyNames.first(where: { $0 == variable }) else {
-            throw UnknownVariableColumn(name: variable)
-        }
-        return name
     }
 }
