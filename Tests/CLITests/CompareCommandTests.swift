@@ -4,6 +4,7 @@ import Testing
 @testable import WxCore
 @testable import WxQueries
 import WxStore
+@testable import WxCLI
 
 /// Generated two-model histories: 30 days of runs every 6 hours, each 16 days long, against an
 /// hourly truth. `error(model, run, validTime, lead)` says how far each forecast is off.
@@ -12,7 +13,7 @@ private struct TwoModelHistory {
     static let days: Int64 = 30
     let store: Store
     let location: Location
-    let folder: URL
+    let box = Sandbox()
 
     static func truth(_ t: Int64) -> Double {
         let hours = Double(t - start) / 3600
@@ -20,8 +21,7 @@ private struct TwoModelHistory {
     }
 
     init(models: [String] = ["icon", "gfs"], runEvery: Int64 = 6, error: (_ model: Int, _ run: Int, _ valid: Int64, _ lead: Double) -> Double) throws {
-        folder = Scratch.folder("compare")
-        store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        store = try Store.open(path: box.db)
         location = try store.addLocation(name: "Testville", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: models, now: 0)
         let runs = Int(Self.days * 24 / runEvery)
         for run in 0..<runs {
@@ -47,7 +47,12 @@ private struct TwoModelHistory {
         }
     }
 
-    func remove() { try? FileManager.default.removeItem(at: folder) }
+    /// `wxdb ARGS --format json` against this history, parsed.
+    func json(_ arguments: String...) async throws -> JSON {
+        let result = await box.run(arguments + ["--format", "json"])
+        #expect(result.code == 0, "\(result.stderrText)")
+        return try parseJSON(result.stdout)
+    }
 }
 
 /// A pseudo-random draw, roughly standard normal, fixed by its key.
@@ -73,37 +78,51 @@ private func runNoise(seed: Int, model: Int, run: Int, valid: Int64, lead: Doubl
 
 private let temperature = Variables.hourlyVariable(named: "temperature_2m")!
 
-@Suite("query compare and consistency on generated histories")
+@Suite("query compare and consistency on generated two-model histories")
 struct CompareTests {
-    @Test("a model with a clear bias is named worse in every bucket")
-    func clearBias() throws {
+    @Test("a model with a clear bias is named worse in every bucket; JSON has the documented shape")
+    func clearBias() async throws {
         let history = try TwoModelHistory { model, run, valid, lead in
             runNoise(seed: 1, model: model, run: run, valid: valid, lead: lead) + (model == 1 ? 3 : 0)
         }
-        defer { history.remove() }
-        let result = try Compare.compare(history.store, location: history.location, options: CompareOptions(variable: temperature))
-        #expect(result.models == ["icon", "gfs"])
-        #expect(result.rows.count == LeadBuckets.all.count)
-        for row in result.rows {
-            #expect(row.better == "icon", "lead \(row.leadFromHours): p \(String(describing: row.test.pValue))")
-            #expect(row.mae.0 < row.mae.1)
-            #expect(row.test.meanDifference < 0)
-            let interval = try #require(row.test.confidenceInterval)
-            #expect(interval.high < 0)
+        let document = try await history.json("query", "compare", "--location", "Testville")
+        #expect(document["location"]?.stringValue == "Testville")
+        #expect(document["variable"]?.stringValue == "temperature_2m")
+        #expect(document["source"]?.stringValue == "station")
+        #expect(document["models"]?.arrayValue?.compactMap(\.stringValue) == ["icon", "gfs"])
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(rows.count == LeadBuckets.all.count)
+        for row in rows {
+            let keys = Set(row.objectValue?.keys.map { $0 } ?? [])
+            #expect(keys.isSuperset(of: ["lead_from_h", "lead_to_h", "n", "mae", "rmse", "mean_difference", "ci_low", "ci_high",
+                                         "dm_statistic", "p_value", "better"]))
+            let lead = row["lead_from_h"]?.numberValue ?? -1
+            #expect(row["better"]?.stringValue == "icon", "lead \(lead): p \(String(describing: row["p_value"]))")
+            let mae = try #require(row["mae"]?.arrayValue?.compactMap(\.numberValue))
+            #expect(mae.count == 2 && mae[0] < mae[1])
+            #expect((row["mean_difference"]?.numberValue ?? 0) < 0)
+            #expect((row["ci_high"]?.numberValue ?? 1) < 0)
         }
-        #expect(result.headline.hasPrefix("icon beat gfs at 0–384 h by"))
+        #expect(document["headline"]?.stringValue?.hasPrefix("icon beat gfs at 0–384 h by") == true)
+
+        // The table says the same in words.
+        let table = await history.box.run("query", "compare", "--location", "Testville")
+        #expect(table.code == 0)
+        #expect(table.stdout.hasPrefix("icon beat gfs at 0–384 h by"))
+        #expect(table.stdout.contains("icon"))
     }
 
     @Test("two models of equal quality show no significant difference in at least 80% of buckets")
-    func equalQuality() throws {
+    func equalQuality() async throws {
         for seed in [2, 3] {
             let history = try TwoModelHistory { model, run, valid, lead in
                 runNoise(seed: seed, model: model, run: run, valid: valid, lead: lead)
             }
-            defer { history.remove() }
-            let result = try Compare.compare(history.store, location: history.location, options: CompareOptions(variable: temperature, grouping: .day))
-            let even = result.rows.filter { $0.better == nil }.count
-            #expect(Double(even) >= 0.8 * Double(result.rows.count), "seed \(seed): \(even) of \(result.rows.count)")
+                let document = try await history.json("query", "compare", "--location", "Testville", "--by", "day")
+            let rows = try #require(document["rows"]?.arrayValue)
+            let even = rows.filter { $0["better"]?.isNull == true }.count
+            #expect(rows.count == 16)
+            #expect(Double(even) >= 0.8 * Double(rows.count), "seed \(seed): \(even) of \(rows.count)")
         }
     }
 
@@ -143,40 +162,44 @@ struct CompareTests {
         #expect(abs(row.test.meanDifference - (3.5 - 2) / 3) < 1e-12)
     }
 
-    @Test("compare needs two models")
-    func needsTwo() throws {
+    @Test("compare needs two different models: a usage error, or what to do when the location has one")
+    func needsTwo() async throws {
         let history = try TwoModelHistory(models: ["icon"]) { _, _, _, _ in 0 }
-        defer { history.remove() }
-        #expect(throws: CompareError.onlyOneModel(location: "Testville", models: ["icon"])) {
-            try Compare.compare(history.store, location: history.location, options: CompareOptions(variable: temperature))
-        }
-        #expect(throws: CompareError.needTwoModels(given: ["icon", "icon"])) {
-            try Compare.compare(history.store, location: history.location, options: CompareOptions(variable: temperature, models: ["icon", "icon"]))
+        let one = await history.box.run("query", "compare", "--location", "Testville")
+        #expect(one.code == 1)
+        #expect(one.stderrText.contains("has runs of icon only"))
+        for models in ["icon,icon", "icon", "icon,gfs,ecmwf"] {
+            let usage = await history.box.run("query", "compare", "--location", "Testville", "--models", models)
+            #expect(usage.code == 64, "\(models)")
+            #expect(usage.stderrText.contains("exactly two different models"))
         }
     }
 
     @Test("runs alternating ±1 around the truth flip-flop by 2; a monotone drift by 0")
-    func flipFlopHistories() throws {
+    func flipFlopHistories() async throws {
         let history = try TwoModelHistory(models: ["alternating", "drifting"]) { model, run, _, _ in
             model == 0 ? (run % 2 == 0 ? 1 : -1) : Double(run) * 0.1
         }
-        defer { history.remove() }
-        let result = try Consistency.consistency(history.store, location: history.location, variable: temperature)
-        let alternating = try #require(result.rows.first { $0.model == "alternating" })
-        let drifting = try #require(result.rows.first { $0.model == "drifting" })
+        let document = try await history.json("query", "consistency", "--location", "Testville")
+        let rows = try #require(document["rows"]?.arrayValue)
+        let alternating = try #require(rows.first { $0["model"]?.stringValue == "alternating" })
+        let drifting = try #require(rows.first { $0["model"]?.stringValue == "drifting" })
         // Runs every 6 h with leads 24–120 h: 17 runs per valid hour once the history is long enough.
-        #expect(alternating.n > 0 && alternating.n == drifting.n)
-        #expect(abs(try #require(alternating.mean) - 2) < 1e-9)
-        #expect(abs(try #require(alternating.median) - 2) < 1e-9)
-        #expect(abs(try #require(alternating.p90) - 2) < 1e-9)
-        #expect(abs(try #require(drifting.mean)) < 1e-9)
-        #expect(result.headline.hasPrefix("drifting flip-flops least"))
+        #expect((alternating["n"]?.numberValue ?? 0) > 0 && alternating["n"]?.numberValue == drifting["n"]?.numberValue)
+        for key in ["flip_flop_index", "median", "p90"] {
+            #expect(near(alternating[key]?.numberValue, 2, 1e-9), "\(key)")
+        }
+        #expect(near(drifting["flip_flop_index"]?.numberValue, 0, 1e-9))
+        #expect(document["headline"]?.stringValue?.hasPrefix("drifting flip-flops least") == true)
 
-        let byDay = try Consistency.consistency(history.store, location: history.location, variable: temperature, byDay: true)
-        #expect(byDay.rows.map(\.leadFromHours) == [24, 24, 48, 48, 72, 72, 96, 96])
-        for row in byDay.rows where row.model == "alternating" { #expect(abs((row.mean ?? 0) - 2) < 1e-9) }
+        let byDay = try await history.json("query", "consistency", "--location", "Testville", "--by", "day")
+        let dayRows = try #require(byDay["rows"]?.arrayValue)
+        #expect(dayRows.compactMap { $0["lead_from_h"]?.numberValue } == [24, 24, 48, 48, 72, 72, 96, 96])
+        for row in dayRows where row["model"]?.stringValue == "alternating" { #expect(near(row["flip_flop_index"]?.numberValue, 2, 1e-9)) }
 
-        let imperial = try Consistency.consistency(history.store, location: history.location, variable: temperature, units: .imperial)
-        #expect(abs((imperial.rows.first { $0.model == "alternating" }?.mean ?? 0) - 3.6) < 1e-9)
+        let imperial = try await history.json("query", "consistency", "--location", "Testville", "--units", "imperial")
+        #expect(imperial["unit"]?.stringValue == "°F")
+        let row = imperial["rows"]?.arrayValue?.first { $0["model"]?.stringValue == "alternating" }
+        #expect(near(row?["flip_flop_index"]?.numberValue, 3.6, 1e-9))
     }
 }
