@@ -200,6 +200,12 @@ public enum ForecastDecoder {
         }
         let offset = Int(offsetNumber)
         let timezone = root["timezone"]?.stringValue ?? "GMT"
+        // Stored with every run and shown to people: a name no zone database has this long or
+        // with these characters is not Open-Meteo's (adoption checks the zone database itself).
+        guard timezone.utf8.count <= ZoneTime.maxNameLength,
+              timezone.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+            throw DecodeError.wrongType(field: "timezone", expected: "a time zone name", found: "a text of \(timezone.utf8.count) bytes")
+        }
         var locationID: Int?
         if let id = root["location_id"]?.numberValue { locationID = Int(exactly: id) }
 

@@ -69,8 +69,10 @@ public struct Geocoder: Sendable {
                   let longitude = item["longitude"]?.numberValue else {
                 throw GeocodingError.badResponse("a result lacks name, latitude or longitude")
             }
+            // A zone the zone database does not know is dropped (the first ingest learns the real one).
+            let timezone = item["timezone"]?.stringValue.flatMap { ZoneTime.isValidName($0) ? $0 : nil }
             return Place(name: name, latitude: latitude, longitude: longitude, elevation: item["elevation"]?.numberValue,
-                         timezone: item["timezone"]?.stringValue, countryCode: item["country_code"]?.stringValue,
+                         timezone: timezone, countryCode: item["country_code"]?.stringValue,
                          country: item["country"]?.stringValue, admin1: item["admin1"]?.stringValue)
         }
     }

@@ -69,6 +69,7 @@ extension Store {
 
     /// Like `store`, for a caller that already holds a transaction (several responses at once).
     public func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+        guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
         try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
         for forecast in response.models {
