@@ -49,7 +49,7 @@ enum TimeInput {
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
         guard TimeZone(identifier: timezone) != nil else {
             // `auto` until the first fetch tells wxdb the zone: guessing would shift times by hours.
-            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone)); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
+            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone.clippedForMessage())); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
         }
         return localToUTC(parsed.wallSeconds, timezone: timezone)
     }

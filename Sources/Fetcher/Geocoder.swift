@@ -60,7 +60,7 @@ public struct Geocoder: Sendable {
         let json: JSON
         do { json = try JSONParser.parse(body) } catch { throw GeocodingError.badResponse("\(error)") }
         if json["error"]?.boolValue == true {
-            throw GeocodingError.badResponse(json["reason"]?.stringValue ?? "error without a reason")
+            throw GeocodingError.badResponse((json["reason"]?.stringValue ?? "error without a reason").clippedForMessage(200))
         }
         guard let results = json["results"] else { return [] }
         guard let array = results.arrayValue else { throw GeocodingError.badResponse("results is \(results.typeName)") }

@@ -203,7 +203,7 @@ public struct Attempt: Sendable {
 /// GETs Open-Meteo URLs with a hard deadline per attempt and retries per `RetryPolicy`.
 public final class HTTPClient: Sendable {
     /// The largest body accepted by default: 64 MiB. A 16-day forecast of 100 locations and one
-    /// model (wxdb's largest batch) is about 3.5 MB, so this leaves room for several models or
+    /// model (wxdb's largest batch) is about 3 MB, so this leaves room for several models or
     /// past days; callers that ask for more pass their own limit to `get`.
     public static let defaultMaxBodyBytes = 64 << 20
 
