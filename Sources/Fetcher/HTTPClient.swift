@@ -289,7 +289,7 @@ public final class HTTPClient: Sendable {
             let deadline = max(0.05, min(timeout, retry.maxTotal - spent))
             let startedAt = now()
             let t0 = clock.now
-            var outcome = await once(request, deadline: deadline, shownURL: shownURL, limit: limit)
+            var outcome = await once(request, deadline: deadline, shownURL: shownURL, limit: limit, secret: secret)
             let duration = Self.seconds(clock.now - t0)
             spent += duration
 
@@ -339,6 +339,24 @@ public final class HTTPClient: Sendable {
         var forms = [secret]
         if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret { forms.append(encoded) }
         for form in forms { out = out.replacingOccurrences(of: form, with: "[API key]") }
+        return out
+    }
+
+    /// `body` with every occurrence of `secret` (as sent and percent-encoded) replaced by
+    /// `[API key]`; the same bytes when it holds none (the usual case costs one search).
+    static func removing(_ secret: String?, from body: Data) -> Data {
+        guard let secret, !secret.isEmpty else { return body }
+        var forms = [Data(secret.utf8)]
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret { forms.append(Data(encoded.utf8)) }
+        var out = body
+        let mask = Data("[API key]".utf8)
+        for form in forms {
+            var searchFrom = out.startIndex
+            while let range = out.range(of: form, in: searchFrom..<out.endIndex) {
+                out.replaceSubrange(range, with: mask)
+                searchFrom = range.lowerBound + mask.count
+            }
+        }
         return out
     }
 
@@ -402,17 +420,23 @@ public final class HTTPClient: Sendable {
     }
 
     /// Runs one request and classifies the answer.
-    private func once(_ request: URLRequest, deadline: TimeInterval, shownURL: String, limit: Int) async -> Outcome {
+    private func once(_ request: URLRequest, deadline: TimeInterval, shownURL: String, limit: Int, secret: String?) async -> Outcome {
         let raw = await transfer(request, deadline: deadline, limit: limit)
         switch raw {
         case .failure(let error):
             return Outcome(result: .failure(error), status: nil, bytes: 0)
-        case .success(let (http, body)):
+        case .success(let (http, received)):
+            // The key out of the body itself, before any text is cut from it: a reason or a
+            // decoder message clipped mid-key would otherwise show part of it.
+            let body = Self.removing(secret, from: received)
             var headers: [String: String] = [:]
             for (k, v) in http.allHeaderFields {
                 headers[String(describing: k).lowercased()] = String(describing: v)
             }
             let status = http.statusCode
+            if body.count != received.count, headers["content-length"] == String(received.count) {
+                headers["content-length"] = String(body.count)  // the length of what is handed on
+            }
             let response = HTTPResponse(status: status, headers: headers, body: body, url: shownURL)
             let result: Result<HTTPResponse, FetchError>
             switch status {

@@ -137,6 +137,17 @@ struct HostileHTTPTests {
         #expect(failure?.description.contains("[API key]") == true)
     }
 
+    @Test("a key where a long reason is cut off leaves no part of it")
+    func keyAtClipPoint() async throws {
+        let server = try Support.server()
+        defer { server.stop() }
+        server.enqueue(.status(400, reason: String(repeating: "x", count: 195) + " S3CRETKEY and more"))
+        let (result, _) = await Support.fetch(Self.client(RecordingSleeper()), Support.url(server, "/v1/forecast?latitude=1&longitude=2&apikey=S3CRETKEY"))
+        let text = result.failure?.description ?? ""
+        #expect(!text.contains("S3CRE"), "\(text)")
+        #expect(text.contains("bytes)"), "the reason is clipped: \(text)")
+    }
+
     @Test("scrub removes the key as sent and percent-encoded, and any apikey= item")
     func scrubForms() {
         #expect(HTTPClient.scrub("Invalid key ab/c+d (ab%2Fc%2Bd) at ?x=1&apikey=zz", secret: "ab/c+d") == "Invalid key [API key] ([API key]) at ?x=1")
