@@ -71,7 +71,9 @@ public struct Geocoder: Sendable {
             }
             // A zone the zone database does not know is dropped (the first ingest learns the real one).
             let timezone = item["timezone"]?.stringValue.flatMap { ZoneTime.isValidName($0) ? $0 : nil }
-            return Place(name: name, latitude: latitude, longitude: longitude, elevation: item["elevation"]?.numberValue,
+            // An elevation no place on Earth has is dropped (Open-Meteo's terrain model is used instead).
+            let elevation = item["elevation"]?.numberValue.flatMap { (-500...9000).contains($0) ? $0 : nil }
+            return Place(name: name, latitude: latitude, longitude: longitude, elevation: elevation,
                          timezone: timezone, countryCode: item["country_code"]?.stringValue,
                          country: item["country"]?.stringValue, admin1: item["admin1"]?.stringValue)
         }

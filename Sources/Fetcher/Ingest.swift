@@ -67,6 +67,10 @@ public final class Ingestor: @unchecked Sendable {
 
     var nowUnix: Int64 { Int64(now().timeIntervalSince1970) }
 
+    /// The oldest model run `meta.json` may name (global models run every 6-12 h; ten days
+    /// leaves room for an outage), beyond which its time is not believed.
+    static let oldestModelRunDays = 10
+
     /// Groups locations that share request options (their model list) into requests of at most
     /// `ForecastRequest.maxLocations`, in a stable order.
     public static func plan(_ locations: [Location], options: IngestOptions) -> [ForecastRequest] {
@@ -113,6 +117,10 @@ public final class Ingestor: @unchecked Sendable {
         guard let response = try? await quick.get(url),
               let json = try? JSONParser.parse(response.body),
               let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded() else { return nil }
+        // A run from the future, or older than any forecast wxdb asks for, is not the run this
+        // answer came from: every lead time would be wrong, so fall back to the fetch time.
+        let now = Double(nowUnix)
+        guard time <= now + 3600, time >= now - Double(Self.oldestModelRunDays * 86400) else { return nil }
         return Int64(time)
     }
 

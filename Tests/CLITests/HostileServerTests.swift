@@ -109,12 +109,23 @@ struct HostileServerCLITests {
         defer { replay.cleanup() }
         let zone = String(repeating: "Z", count: 60_007)
         replay.server.registerGeocoding(name: "Hugeville", body: Data("""
-            {"results":[{"name":"Hugeville","latitude":10,"longitude":20,"timezone":"\(zone)","country_code":"XX","country":"X"}]}
+            {"results":[{"name":"Hugeville","latitude":10,"longitude":20,"elevation":1e300,"timezone":"\(zone)","country_code":"XX","country":"X"}]}
             """.utf8))
         let result = await replay.run("locations", "add", "Hugeville")
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(result.stderrText.utf8.count < 1000)
         #expect(try replay.text("SELECT timezone FROM locations") == ["auto"])
+        #expect(try replay.scalar("SELECT count(*) FROM locations WHERE elevation IS NULL") == 1, "an impossible elevation is dropped")
+    }
+
+    @Test("a model run time from the future or long ago in meta.json is not believed", arguments: [86_400 * 3, -86_400 * 30])
+    func implausibleModelRun(offset: Int) async throws {
+        let replay = try ReplaySandbox()
+        defer { replay.cleanup() }
+        replay.server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_000_000 + offset)
+        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--timezone", "UTC", "--models", "icon_seamless")
+        #expect(await replay.run("ingest").code == 0)
+        #expect(try replay.text("SELECT issued_at_source FROM forecast_runs") == ["first_fetch"])
     }
 
     @Test("locations list renders a 120,000-character name (a linear table), without trailing blanks")
