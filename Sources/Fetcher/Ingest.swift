@@ -200,9 +200,9 @@ public final class Ingestor: @unchecked Sendable {
         }
 
         let fetchedAt = nowUnix
-        let decoded: [ForecastResponse]
+        let decoded: [ForecastDecoder.Element]
         do {
-            decoded = try ForecastDecoder.decodeMany(response.body, defaultModel: request.models[0], models: request.models)
+            decoded = try ForecastDecoder.decodeEach(response.body, defaultModel: request.models[0], models: request.models)
         } catch {
             failAll("unusable response: \(error)", status: response.status, url: shownURL, weightPerRow: perRowWeight)
             return
@@ -241,13 +241,13 @@ public final class Ingestor: @unchecked Sendable {
 
     /// Pairs each element of an answer with the location it describes: by `location_id` where the
     /// answer has them (Open-Meteo leaves it off the first element only), else by position; then
-    /// checks the element's grid point is near the location (`GridDistance`). What cannot be
-    /// paired, is paired twice, or lies too far away is refused with the reason, per location, so
-    /// the other locations of the batch are still stored.
-    static func match(_ elements: [ForecastResponse], to locations: [Location])
+    /// checks the element decoded and its grid point is near the location (`GridDistance`). What
+    /// cannot be paired, is paired twice, cannot be decoded or lies too far away is refused with
+    /// the reason, per location, so the other locations of the batch are still stored.
+    static func match(_ elements: [ForecastDecoder.Element], to locations: [Location])
         -> (pairs: [(Location, ForecastResponse)], refused: [(Location, String)]) {
         let anyID = elements.contains { $0.locationID != nil }
-        var byIndex: [Int: [ForecastResponse]] = [:]
+        var byIndex: [Int: [ForecastDecoder.Element]] = [:]
         for (position, element) in elements.enumerated() {
             byIndex[element.locationID ?? (anyID ? 0 : position), default: []].append(element)
         }
@@ -256,12 +256,19 @@ public final class Ingestor: @unchecked Sendable {
         var refused: [(Location, String)] = []
         for (index, location) in locations.enumerated() {
             let candidates = byIndex[index] ?? []
-            guard let element = candidates.first else {
+            guard let candidate = candidates.first else {
                 refused.append((location, "no answer for this location in the response (\(counts)); nothing stored for it"))
                 continue
             }
             guard candidates.count == 1 else {
                 refused.append((location, "\(candidates.count) answers claim to be this location (location_id \(index)) and \(counts); none was stored"))
+                continue
+            }
+            let element: ForecastResponse
+            switch candidate.result {
+            case .success(let decoded): element = decoded
+            case .failure(let error):
+                refused.append((location, "unusable response: \(error)"))
                 continue
             }
             if let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,

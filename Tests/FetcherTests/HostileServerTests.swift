@@ -163,14 +163,16 @@ struct BatchMatchTests {
     static let berlin = location(1, "Berlin", 52.52, 13.41)
     static let florida = location(2, "Florida", 27.0, -81.0)
 
-    static func element(_ lat: Double, _ lon: Double, id: Int?) -> ForecastResponse {
-        ForecastResponse(latitude: lat, longitude: lon, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: id,
-                         current: nil, models: [ModelForecast(model: "best_match")])
+    static func element(_ lat: Double, _ lon: Double, id: Int?) -> ForecastDecoder.Element {
+        ForecastDecoder.Element(locationID: id, result: .success(
+            ForecastResponse(latitude: lat, longitude: lon, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: id,
+                             current: nil, models: [ModelForecast(model: "best_match")])))
     }
+    static let broken = ForecastDecoder.Element(locationID: 1, result: .failure(.missingField("latitude")))
 
     struct Case: Sendable, CustomStringConvertible {
         var name: String
-        var elements: [ForecastResponse]
+        var elements: [ForecastDecoder.Element]
         /// Names stored, and names refused.
         var stored: [String]
         var refused: [String]
@@ -193,6 +195,8 @@ struct BatchMatchTests {
                    stored: ["Berlin"], refused: ["Florida"]),
               Case(name: "two claim Berlin", elements: [element(52.525, 13.4, id: nil), element(52.525, 13.4, id: 0)],
                    stored: [], refused: ["Berlin", "Florida"]),
+              Case(name: "Florida's element cannot be decoded", elements: [element(52.525, 13.4, id: nil), broken],
+                   stored: ["Berlin"], refused: ["Florida"]),
               Case(name: "an id outside the request", elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: 7)],
                    stored: ["Berlin"], refused: ["Florida"]),
           ])
