@@ -1,5 +1,6 @@
 import Foundation
 import WxCore
+import WxFetcher
 import WxStore
 
 /// Where a command writes, what environment it sees, and what time it is. Tests give their own.
@@ -8,6 +9,8 @@ public final class Context: @unchecked Sendable {
     public var stdoutIsTerminal: Bool
     public var stderrIsTerminal: Bool
     public var now: () -> Date
+    /// How HTTP retries wait (tests inject a sleeper that records and returns at once).
+    public var sleep: @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep
     /// Where stdout goes (a file descriptor, so exports can stream).
     public var stdoutFD: Int32
     private var stdoutBuffer: [UInt8] = []

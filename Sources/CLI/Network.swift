@@ -15,7 +15,14 @@ extension Context {
         if let attempts = try parsed.int("attempts", in: 1...10) { retry.attempts = attempts }
         if let base = environment["WXDB_RETRY_BASE_DELAY"].flatMap(Double.init) { retry.baseDelay = base }
         retry.maxTotal = max(retry.maxTotal, timeout * Double(retry.attempts) + 30)
-        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)")
+        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)",
+                          sleep: sleep, now: { [self] in self.now() })
+    }
+
+    /// `text` without the API key: the last guard before a message reaches the terminal, since
+    /// server texts quoted in errors may carry it.
+    func withoutAPIKey(_ text: String) -> String {
+        HTTPClient.scrub(text, secret: endpoints.apiKey)
     }
 }
 

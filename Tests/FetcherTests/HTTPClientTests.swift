@@ -91,7 +91,8 @@ struct HTTPClientTests {
     func rateLimitStorm() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        server.enqueue(.rateLimit, times: 10)
+        // Retry-After: 0, so the storm is retried at once (a plain minutely 429 waits for the next minute).
+        server.enqueue(.tooManyRequests(reason: ReplayServer.minutelyLimitReason, retryAfter: "0"), times: 10)
 
         let (result, attempts) = await Support.fetch(Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.failure == .rateLimited(reason: ReplayServer.minutelyLimitReason))
