@@ -104,8 +104,10 @@ struct IngestTests {
         let result = await replay.run("ingest", "--timeout", "1", "--attempts", "2")
         let elapsed = Date().timeIntervalSince(start)
         #expect(result.code == 1)
-        // Without the timeout it would take 2 × 600 s; the bound is 10× the expected 2 s.
-        #expect(elapsed < 10 * (1 * 2), "took \(elapsed) s")
+        // Without the timeout it would take 2 × 600 s. The bound is 10× short of that and 60× the
+        // expected 2 s: the elapsed time also holds this task's wait for the cooperative pool
+        // behind the rest of the suite (22-27 s seen on a loaded 2-core machine).
+        #expect(elapsed < 1200 / 10, "took \(elapsed) s")
         #expect(result.stderrText.lowercased().contains("time"))
         #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
     }
