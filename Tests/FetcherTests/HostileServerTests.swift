@@ -242,7 +242,7 @@ struct HostileIngestTests {
         let gone = try store.addLocation(name: "Gone", latitude: 11, longitude: 21, elevation: nil, timezone: "UTC", models: [], now: 0)
         // Looked up by the ingest, then removed by another command before the answer is stored.
         _ = try store.removeLocation(named: "Gone", purge: true)
-        let ingestor = Ingestor(store: store, client: Support.client(), endpoints: Self.endpoints(server), now: { Support.fixedNow })
+        let ingestor = Ingestor(store: store, client: Support.client(timeout: 60), endpoints: Self.endpoints(server), now: { Support.fixedNow })
         let summary = await ingestor.run([kept, gone], options: IngestOptions())
         #expect(summary.stored == 1)
         #expect(summary.failed.isEmpty, "\(summary.failed)")
@@ -260,7 +260,7 @@ struct HostileIngestTests {
         let (store, folder) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let here = try store.addLocation(name: "Here", latitude: 41.0, longitude: 2.0, elevation: nil, timezone: "UTC", models: [], now: 0)
-        let ingestor = Ingestor(store: store, client: Support.client(), endpoints: Self.endpoints(server), now: { Support.fixedNow })
+        let ingestor = Ingestor(store: store, client: Support.client(timeout: 60), endpoints: Self.endpoints(server), now: { Support.fixedNow })
         let summary = await ingestor.run([here], options: IngestOptions())
         #expect(summary.failed.isEmpty, "\(summary.line)")
         #expect(summary.stored == 1)
