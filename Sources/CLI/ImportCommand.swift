@@ -59,11 +59,20 @@ enum ImportCommand {
             return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
         }, stored: { path, outcomes in
             if context.verbose {
-                for outcome in outcomes { context.err("\(path): \(outcome.model) \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)") }
+                for outcome in outcomes {
+                    let what = outcome.continued ? "continued" : outcome.kind.rawValue
+                    context.err("\(path): \(outcome.model) \(what) run \(outcome.runID) (\(outcome.hours) hours\(outcome.continued ? ", +\(outcome.addedHours) new" : ""))")
+                }
             }
         })
         let stored = outcomes.filter { $0.kind == .stored }
-        let repeated = outcomes.count - stored.count
-        context.note("Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
+        // A run continued through a moved window grew: say by how much, not just "repeated".
+        let continued = outcomes.filter { $0.continued }
+        let repeated = outcomes.count - stored.count - continued.count
+        var line = "Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours)"
+        if !continued.isEmpty {
+            line += ", \(continued.count) run(s) continued (+\(continued.map(\.addedHours).reduce(0, +)) hours)"
+        }
+        context.note(line + ", \(repeated) repeated")
     }
 }

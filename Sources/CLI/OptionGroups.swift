@@ -66,7 +66,9 @@ struct NetworkOptions {
 
     /// Endpoints from the environment, with `--api-key` over `WXDB_API_KEY`.
     func endpoints(_ context: Context) -> Endpoints {
-        Endpoints.from(environment: context.environment, apiKey: apiKey)
+        let endpoints = Endpoints.from(environment: context.environment, apiKey: apiKey)
+        context.apiKey = endpoints.apiKey
+        return endpoints
     }
 
     func httpClient(_ context: Context) -> HTTPClient {
@@ -75,7 +77,8 @@ struct NetworkOptions {
         if let attempts { retry.attempts = attempts }
         if let base = context.environment["WXDB_RETRY_BASE_DELAY"].flatMap(Double.init) { retry.baseDelay = base }
         retry.maxTotal = max(retry.maxTotal, timeout * Double(retry.attempts) + 30)
-        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)")
+        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)",
+                          sleep: context.sleep, now: context.now)
     }
 }
 
@@ -208,7 +211,7 @@ enum TimeInput {
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
         guard TimeZone(identifier: timezone) != nil else {
             // `auto` until the first fetch tells wxdb the zone: guessing would shift times by hours.
-            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone)); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
+            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone.clippedForMessage())); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
         }
         return localToUTC(parsed.wallSeconds, timezone: timezone)
     }

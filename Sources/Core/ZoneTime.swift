@@ -27,3 +27,19 @@ public enum ZoneTime {
         return (instant(ofWall: wall, timezone: timezone), instant(ofWall: wall + 86400, timezone: timezone))
     }
 }
+
+extension ZoneTime {
+    /// Longer than any tz-database name (the longest today has 32 characters).
+    public static let maxNameLength = 64
+
+    /// Whether `name` is a zone wxdb can adopt from a server or the geocoder: short, made of the
+    /// characters tz-database names use, and known to this machine's time zone database.
+    public static func isValidName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= maxNameLength,
+              name.utf8.allSatisfy({ byte in
+                  (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                      || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+              }) else { return false }
+        return TimeZone(identifier: name) != nil
+    }
+}

@@ -15,6 +15,10 @@ public struct StoreOutcome: Sendable, Equatable {
     public var runID: Int64
     public var hours: Int
     public var days: Int
+    /// Hours a `repeated` outcome added to the run it continued (the window moved on); 0 otherwise.
+    public var addedHours = 0
+    /// Whether the run was the latest one continued through a moved window (then `kind` is `repeated`).
+    public var continued = false
 }
 
 /// The facts about one fetch that go into the fetch log beside the runs it produced.
@@ -85,6 +89,7 @@ extension Store {
 
     /// Like `store`, inside a transaction the caller holds.
     func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+        guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
         try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
         for forecast in response.models {
@@ -114,6 +119,7 @@ extension Store {
 
         let runID: Int64
         let kind: StoreOutcome.Kind
+        var added = 0
         if let same {
             runID = same.id
             kind = .repeated
@@ -126,7 +132,7 @@ extension Store {
         } else if let continued {
             runID = continued
             kind = .repeated
-            try extendRun(runID, with: forecast, hash: hash)
+            added = try extendRun(runID, with: forecast, hash: hash)
         } else {
             let modelRun = fetch.issuedAt[forecast.model]
             try db.run(
@@ -149,7 +155,8 @@ extension Store {
         }
         try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
         return StoreOutcome(kind: kind, model: forecast.model, runID: runID,
-                            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count)
+                            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
+                            addedHours: added, continued: continued != nil && same == nil)
     }
 
     /// The latest run of this location and model when `forecast` agrees with it on every hour and
@@ -199,8 +206,9 @@ extension Store {
     }
 
     /// Adds the hours and dates `forecast` has that the run lacks, and takes its content hash, so
-    /// the next identical response is recognised at once.
-    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64) throws {
+    /// the next identical response is recognised at once. Returns the number of hours added.
+    @discardableResult
+    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64) throws -> Int {
         let storedHours = Set(try db.rows("SELECT valid_time FROM hourly_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.int64(0) })
         let storedDates = Set(try db.rows("SELECT date FROM daily_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.string(0) })
         var extra = ModelForecast(model: forecast.model)
@@ -221,6 +229,7 @@ extension Store {
             WHERE id = ?1
             """,
             [.integer(runID), .integer(hash)])
+        return extra.hourlyTimes.count
     }
 
     func insertRows(_ forecast: ModelForecast, runID: Int64) throws {
@@ -310,10 +319,12 @@ extension Store {
     }
 
     /// Records one failed attempt for several locations and models (a batched request) in one
-    /// transaction of its own.
+    /// transaction of its own. A location removed meanwhile (by another command) has no log left
+    /// to write to: only its own rows are skipped.
     public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String) throws {
         try db.transaction {
             for target in targets {
+                if let id = target.locationID, try !locationExists(id: id) { continue }
                 try logFetch(fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil, error: error)
             }
         }
