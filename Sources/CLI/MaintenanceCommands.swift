@@ -36,10 +36,6 @@ enum PruneCommand {
     }
 }
 
-func fileSize(_ path: String) -> Int64 {
-    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
-}
-
 func bytes(_ count: Int64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"]
     var value = Double(count)
@@ -69,7 +65,7 @@ enum StatsCommand {
     static func run(_ args: ParsedArguments, _ context: Context) throws {
         let format = try context.format()
         let days = try args.int("days", in: 1...3650) ?? 7
-        let store = try context.openStore(create: false)
+        let store = try context.openStore(create: false, access: .read)
         let db = store.db
         let now = context.nowUnix
         let since = now - Int64(days) * 86400
@@ -160,25 +156,31 @@ enum DoctorCommand {
 
     static func run(_ context: Context) throws {
         let path = context.databasePath
+        try Store.checkPath(path)
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError("no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'")
         }
         // Look before opening: a file that is not SQLite is reported, never touched.
-        if let handle = FileHandle(forReadingAtPath: path) {
-            let header = handle.readData(ofLength: 16)
-            try? handle.close()
-            if header.count > 0 && header != Data("SQLite format 3\u{0}".utf8) {
+        let handle = open(path, O_RDONLY | O_CLOEXEC)
+        if handle >= 0 {
+            var header = [UInt8](repeating: 0, count: 16)
+            let count = read(handle, &header, 16)
+            close(handle)
+            if count > 0 && (count < 16 || header != Array("SQLite format 3\u{0}".utf8)) {
                 throw CLIError("\(path) is not a SQLite database (its first bytes are not the SQLite header). wxdb did not change it. If it should be your wxdb database, restore it from a backup; otherwise pass the right --db")
             }
         }
-        var options = Database.Options()
-        options.create = false
-        options.walMode = false
+        // Read-only, so checking never changes the file; and a file the user may only read is
+        // checked like any other, not called damaged.
         let db: Database
         do {
-            db = try Database(path: path, options: options)
-        } catch let error as SQLiteError {
-            throw CLIError("cannot open \(path): \(error.message). wxdb did not change it")
+            db = try Store.openForReading(path: path, checkSchema: false)
+        } catch let error as Store.OpenError {
+            if case .notADatabase = error { throw CLIError("\(error)") }
+            throw CLIError("\(error). wxdb did not change it")
+        }
+        if let reason = Store.readOnlyReason(path) {
+            context.note("Note: \(path) is read-only for you (\(reason)); checking it without changing anything")
         }
         var problems: [String] = []
         func check(_ label: String, _ body: () throws -> String) {

@@ -72,6 +72,9 @@ public final class Database {
         public var busyTimeoutMilliseconds: Int32 = 5000
         /// Journal in WAL mode. Turned off only to inspect a file without changing it.
         public var walMode = true
+        /// Opens read-only as a file nothing else changes (`immutable=1`): no -wal/-shm files are
+        /// made, so a database in a folder the user cannot write still reads.
+        public var immutable = false
         public init() {}
     }
 
@@ -81,7 +84,12 @@ public final class Database {
         var flags = options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
         flags |= SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        if options.immutable {
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             if let db { sqlite3_close_v2(db) }
@@ -107,6 +115,20 @@ public final class Database {
             sqlite3_close_v2(db)
             throw error
         }
+    }
+
+    /// `path` for a `file:` URI: every byte but unreserved ones and `/` percent-encoded.
+    static func uriEscaped(_ path: String) -> String {
+        var text = ""
+        for byte in path.utf8 {
+            let char = Character(Unicode.Scalar(byte))
+            if byte < 0x80 && (char.isLetter || char.isNumber || "/-._~".contains(char)) {
+                text.append(char)
+            } else {
+                text += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return text
     }
 
     deinit {
