@@ -40,11 +40,19 @@ enum ScheduleCommand {
         let db = absolute(context.databasePath)
         let log = absolute(args.value("log") ?? ((db as NSString).deletingLastPathComponent + "/wxdb.log"))
         let minute = minute(for: db)
+        // A newline would end a crontab line or unit setting and start another (injecting a second
+        // entry); no format can carry control characters safely, so such paths are refused.
+        for (label, path) in [("the wxdb binary", binary), ("the database", db), ("the log", log)]
+        where path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw CLIError("\(label) path \(path.debugDescription) holds a newline or another control character, which a schedule cannot carry safely; use a path without one")
+        }
         // Endpoint overrides and the key are not written out: the key must never land in a file we print.
         switch kind {
         case "cron":
             context.out("# wxdb: fetch forecasts every hour at minute \(minute)\n")
-            context.out("\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1\n")
+            // The trailing comment tags the line as wxdb's for this database, so
+            // Scripts/install-schedule replaces only this database's line and never another's.
+            context.out(cron("\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1 \(cronTag(db))") + "\n")
         case "systemd":
             context.out("""
                 # ~/.config/systemd/user/wxdb-ingest.service
@@ -115,11 +123,33 @@ enum ScheduleCommand {
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// The comment that marks a crontab line as wxdb's schedule for `db` (an absolute path).
+    static func cronTag(_ db: String) -> String { "# wxdb-schedule db=" + db }
+
+    /// Escapes `%`, which cron turns into a newline (the rest of the line becomes stdin) unless
+    /// written `\%`; cron removes the backslash before the shell sees the line.
+    static func cron(_ line: String) -> String {
+        line.replacingOccurrences(of: "%", with: "\\%")
+    }
+
+    /// One ExecStart word: double-quoted with `\` and `"` escaped (systemd's own unquoting), `$`
+    /// doubled (else an environment variable) and `%` doubled (else a unit specifier).
     static func systemdQuote(_ text: String) -> String {
-        text.contains(" ") ? "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : text
+        var quoted = ""
+        for char in text {
+            switch char {
+            case "\\": quoted += "\\\\"
+            case "\"": quoted += "\\\""
+            case "$": quoted += "$$"
+            case "%": quoted += "%%"
+            default: quoted.append(char)
+            }
+        }
+        return "\"" + quoted + "\""
     }
 
     static func xml(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&apos;")
     }
 }
