@@ -30,9 +30,7 @@ enum ImportCommand {
         // flat however many files there are, and one bad file rolls everything back.
         let outcomes = try store.db.transaction {
             try args.positionals.flatMap { path -> [StoreOutcome] in
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
-                }
+                let data = try readInput(path, nothingDone: "Nothing was imported")
                 let response: ForecastResponse
                 do {
                     response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)

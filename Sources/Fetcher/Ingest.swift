@@ -52,6 +52,8 @@ public final class Ingestor: @unchecked Sendable {
     public var progress: (@Sendable (Int, Int) -> Void)?
     /// Called with a line about each request and location (`--verbose`).
     public var log: (@Sendable (String) -> Void)?
+    /// Called with what a person running the ingest should know, such as why it waits.
+    public var notice: (@Sendable (String) -> Void)?
 
     public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping @Sendable () -> Date = Date.init) {
         self.store = store
@@ -148,6 +150,7 @@ public final class Ingestor: @unchecked Sendable {
                 if use.minute + request.weight > options.limits.perMinute {
                     // The minute window resets soon: wait for it rather than be refused.
                     let wait = 61 - nowUnix % 60
+                    notice?(String(format: "Waiting %d s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f", wait, use.minute, options.limits.perMinute, request.weight))
                     try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000_000)
                     use = try BudgetUse.read(store, now: nowUnix)
                 }
