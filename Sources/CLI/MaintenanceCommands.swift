@@ -19,20 +19,52 @@ enum PruneCommand {
                 .option("keep-days", "n", "Keep the full rows of runs issued in the last N days."),
                 .flag("vacuum", "Give the freed space back to the file system afterwards (rewrites the file)."),
             ],
-            run: { args, context in
-                guard let keep = try args.int("keep-days", in: 0...36500) else { throw UsageError("missing --keep-days") }
-                let store = try context.openStore(create: false)
-                let before = fileSize(store.path)
-                let result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
-                var line = "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
-                if args.flag("vacuum") {
-                    try store.db.execute("VACUUM")
-                    try store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                    line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
-                }
-                context.note(line)
-            }
+            run: { args, context in try run(args, context) }
         )
+    }
+
+    static func run(_ args: ParsedArguments, _ context: Context) throws {
+        guard let keep = try args.int("keep-days", in: 0...36500) else { throw UsageError("missing --keep-days") }
+        let store = try context.openStore(create: false)
+        let before = fileSize(store.path)
+        func summary(_ result: PruneResult) -> String {
+            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
+        }
+        let result: PruneResult
+        do {
+            result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
+        } catch let failure as Pruner.Failure {
+            throw CLIError("prune stopped partway. \(summary(failure.done)) before it failed; those runs stay pruned with their sums kept. The rest failed: \(reason(failure.underlying)); run it again to finish")
+        }
+        var line = summary(result)
+        guard args.flag("vacuum") else {
+            context.note(line)
+            return
+        }
+        // VACUUM writes a new copy of the whole database (into the -wal) before the old pages go:
+        // without that much room it would fail at the end, after minutes of work.
+        let needed = before + fileSize(store.path + "-wal")
+        if let free = store.freeBytesBeside(), free < needed {
+            throw CLIError("\(line). Did not VACUUM: it needs about \(bytes(needed)) free beside the database and \(bytes(free)) is free; the freed pages are reused by new data anyway. Free some space and run 'wxdb prune --keep-days \(keep) --vacuum' again")
+        }
+        let vacuumed: VacuumResult
+        do {
+            vacuumed = try store.vacuum(busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds)
+        } catch {
+            throw CLIError("\(line). VACUUM failed: \(reason(error)); the database is as the prune left it")
+        }
+        line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
+        if vacuumed.walKept {
+            line += "; another reader kept the -wal file (\(bytes(vacuumed.walBytes))) from being folded back, so the file shrinks at the next checkpoint after that reader finishes (the next wxdb write does it)"
+        }
+        context.note(line)
+    }
+
+    /// Why a step failed, without the general "nothing was stored" of a failed command: what
+    /// prune did before the failure is said beside it.
+    static func reason(_ error: Error) -> String {
+        if let error = error as? SQLiteError, error.isDiskFull { return "the disk is full; free some space" }
+        return userMessage(for: error)
     }
 }
 

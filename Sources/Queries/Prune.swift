@@ -20,11 +20,30 @@ public enum Pruner {
     /// Variables whose pairs are summarised: every kept quantity (weather codes are categories).
     static let variables = Variables.hourly.filter { $0.quantity != .code }
 
-    /// Prunes runs issued before `now - keepDays` days.
+    /// A prune that failed after some batches were committed: those stay pruned, and a user must
+    /// hear that rather than "nothing was done".
+    public struct Failure: Error {
+        public var done: PruneResult
+        public var underlying: Error
+    }
+
+    /// Prunes runs issued before `now - keepDays` days. A failure after the first batch throws
+    /// `Failure` with what the committed batches did.
     public static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int = 20) throws -> PruneResult {
-        let cutoff = now - Int64(keepDays) * 86400
         var result = PruneResult()
+        do {
+            try prune(store, keepDays: keepDays, now: now, batchSize: batchSize, into: &result)
+        } catch {
+            if result.runs > 0 { throw Failure(done: result, underlying: error) }
+            throw error
+        }
+        return result
+    }
+
+    static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int, into result: inout PruneResult) throws {
+        let cutoff = now - Int64(keepDays) * 86400
         while true {
+            var batch = PruneResult()
             let done = try store.db.transaction { () -> Bool in
                 let runs = try store.db.rows(
                     """
@@ -35,20 +54,24 @@ public enum Pruner {
                 if runs.isEmpty { return true }
                 var sums: [SummaryKey: VerifyRow] = [:]
                 for run in runs { try summarise(store, runID: run.id, timezone: run.timezone, into: &sums) }
-                result.summaryRows += try write(store, sums)
+                batch.summaryRows += try write(store, sums)
                 for run in runs {
                     try store.db.run("DELETE FROM hourly_forecasts WHERE run_id = ?", [.integer(run.id)])
-                    result.hourlyRows += store.db.changes
+                    batch.hourlyRows += store.db.changes
                     try store.db.run("DELETE FROM daily_forecasts WHERE run_id = ?", [.integer(run.id)])
-                    result.dailyRows += store.db.changes
+                    batch.dailyRows += store.db.changes
                     try store.db.run("UPDATE forecast_runs SET pruned_at = ? WHERE id = ?", [.integer(now), .integer(run.id)])
                 }
-                result.runs += runs.count
+                batch.runs += runs.count
                 return false
             }
             if done { break }
+            // Counted only once the batch is committed: a failed batch is rolled back whole.
+            result.runs += batch.runs
+            result.hourlyRows += batch.hourlyRows
+            result.dailyRows += batch.dailyRows
+            result.summaryRows += batch.summaryRows
         }
-        return result
     }
 
     struct SummaryKey: Hashable {

@@ -201,6 +201,11 @@ public final class Database {
         try firstRow(sql, arguments) { $0.optionalString(0) } ?? nil
     }
 
+    /// How long a statement waits for another connection's lock before failing with busy.
+    public func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     public var changes: Int { Int(sqlite3_changes(handle)) }
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
