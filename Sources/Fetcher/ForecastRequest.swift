@@ -84,10 +84,10 @@ public struct BudgetUse: Sendable, Equatable {
     public var day: Double
 
     public static func read(_ store: Store, now: Int64) throws -> BudgetUse {
-        // Only rows inside the window count: rows from a clock that ran ahead lie in the future,
-        // and counting them would refuse every ingest until the clock caught up with them.
+        // Only rows up to now count: rows from a clock that ran ahead lie in the future, and
+        // counting them would refuse every ingest until the clock caught up with them.
         func used(window: Int64) throws -> Double {
-            try store.fetchWeight(from: now - now % window, to: now - now % window + window)
+            try store.fetchWeight(from: now - now % window, to: now + 1)
         }
         return BudgetUse(minute: try used(window: 60), hour: try used(window: 3600), day: try used(window: 86400))
     }
