@@ -53,18 +53,27 @@ final class OutputFile {
         let stem = String(decoding: name.utf8.prefix(64), as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "")
         var fd: Int32 = -1
         var temporary = ""
+        var slot: Int?
         for _ in 0..<32 {
             let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             temporary = (folder as NSString).appendingPathComponent(".\(stem).wxdb-partial-\(token)")
+            // Known to the signal handler before it exists, so no moment leaves it behind.
+            slot = PartialFiles.register(temporary)
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if fd >= 0 || errno != EEXIST { break }
+            let code = errno
+            if fd >= 0 { break }
+            PartialFiles.unregister(slot)
+            slot = nil
+            if code != EEXIST {
+                throw CLIError("cannot write \(path): \(Self.reason(code, folder: folder))")
+            }
         }
-        guard fd >= 0 else { throw CLIError("cannot write \(path): \(Self.reason(errno, folder: folder))") }
+        guard fd >= 0 else { throw CLIError("cannot write \(path): no unused temporary name beside it") }
         // 0600 until written, then the mode it will keep (fchmod on our own descriptor, no path).
         if mode != 0o600 { fchmod(fd, mode) }
         self.fd = fd
         self.temporary = temporary
-        slot = PartialFiles.register(temporary)
+        self.slot = slot
     }
 
     /// Makes the output final: flushed to disk and renamed over `path`.

@@ -367,3 +367,127 @@ struct LocalSafetyTests {
         #expect(result.stderrText.contains("kept the -wal file"), "\(result.stderrText)")
     }
 }
+
+/// The faults of issue 11 that live in the process (signals) or in who runs it (permissions), through
+/// the built binary: `.build/release/wxdb` when there is one, else `.build/debug/wxdb`.
+@Suite("Local safety through the binary")
+struct LocalSafetyBinaryTests {
+    static let binary = ["release", "debug"].map { packageRoot.appendingPathComponent(".build/\($0)/wxdb").path }
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    struct Outcome {
+        var status: Int32
+        var signalled: Bool
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the binary (as `user` through setpriv when given) and waits for it.
+    func run(_ arguments: [String], user: String? = nil, environment: [String: String]) throws -> Outcome {
+        let process = Process()
+        let out = Pipe(), err = Pipe()
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", Self.binary!] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.binary!)
+            process.arguments = arguments
+        }
+        process.environment = environment
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+                       stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("SIGTERM and SIGINT during export --output remove the partial file and keep the old output", arguments: [SIGTERM, SIGINT])
+    func signalRemovesPartial(_ signalNumber: Int32) async throws {
+        guard let binary = Self.binary else { return }
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        // Enough observations that the export is still writing when the signal comes.
+        let store = try Store.open(path: box.db)
+        let location = try store.addLocation(name: "Big", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)
+        try store.db.transaction {
+            for hour in 0..<50_000 {
+                try store.upsertObservation(locationID: location.id, source: "station", time: Int64(hour) * 3600,
+                                            values: Variables.hourly.indices.map { Double($0 + hour % 50) }, recordedAt: 0)
+            }
+        }
+        let out = box.folder.appendingPathComponent("out.csv").path
+        try "old\n".write(toFile: out, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--db", box.db, "export", "observations", "--output", out]
+        process.environment = box.environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Signal as soon as the temporary file exists (polled, no clock involved).
+        var seen = false
+        for _ in 0..<200_000 where process.isRunning {
+            if (try FileManager.default.contentsOfDirectory(atPath: box.folder.path)).contains(where: { $0.contains("wxdb-partial") }) {
+                seen = true
+                break
+            }
+            usleep(200)
+        }
+        kill(process.processIdentifier, signalNumber)
+        process.waitUntilExit()
+        #expect(seen)
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.terminationStatus == signalNumber)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: box.folder.path).filter { $0.contains("wxdb-partial") }.isEmpty)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "old\n")
+    }
+
+    @Test("a read-only database (another owner, folder not writable) is read by reading commands, refused by writing ones, not called damaged")
+    func readOnlyDatabase() async throws {
+        guard Self.binary != nil else { return }
+        let asRoot = geteuid() == 0
+        if asRoot && !FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") { return }
+        let box = Sandbox()
+        defer {
+            chmod(box.folder.path, 0o755)
+            try? FileManager.default.removeItem(at: box.folder)
+        }
+        await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", "UTC")
+        let csv = box.folder.appendingPathComponent("obs.csv").path
+        try "time,temperature_2m\n2026-07-01T00:00Z,5\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        #expect(await box.run("observe", "import", csv, "--location", "Here").code == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: box.folder.path) {
+            chmod(box.folder.appendingPathComponent(name).path, 0o644)
+        }
+        chmod(box.folder.path, 0o755)
+        if !asRoot {
+            chmod(box.db, 0o444)
+            chmod(box.folder.path, 0o555)
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: box.db))
+        let user = asRoot ? "65534" : nil
+        var environment = box.environment
+        environment["HOME"] = "/nonexistent"
+        func wxdb(_ arguments: String...) throws -> Outcome { try run(["--db", box.db] + arguments, user: user, environment: environment) }
+
+        let doctor = try wxdb("doctor")
+        #expect(doctor.status == 0, "\(doctor.stdout)\(doctor.stderr)")
+        #expect(doctor.stdout.contains("integrity         ok"))
+        #expect(doctor.stderr.contains("read-only for you"))
+        for reading in [["stats"], ["locations", "list"], ["export", "observations"], ["locations", "show", "Here"]] {
+            let result = try run(["--db", box.db] + reading, user: user, environment: environment)
+            #expect(result.status == 0, "\(reading): \(result.stderr)")
+            #expect(result.stderr.components(separatedBy: "read-only for you").count == 2, "said once: \(result.stderr)")
+        }
+        #expect(try wxdb("export", "observations").stdout.contains("2026-07-01T00:00:00Z"))
+        for writing in [["locations", "add", "B", "--lat", "1", "--lon", "1"], ["observe", "import", csv, "--location", "Here"], ["prune", "--keep-days", "1"]] {
+            let result = try run(["--db", box.db] + writing, user: user, environment: environment)
+            #expect(result.status == 1, "\(writing)")
+            #expect(result.stderr.hasPrefix("Error: the database \(box.db) is read-only for you"), "\(writing): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: box.db)) == before)
+        #expect(!FileManager.default.fileExists(atPath: box.db + "-wal"))
+    }
+}
