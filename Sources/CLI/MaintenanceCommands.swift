@@ -208,7 +208,9 @@ enum DoctorCommand {
         do {
             db = try Store.openForReading(path: path, checkSchema: false)
         } catch let error as Store.OpenError {
-            if case .notADatabase = error { throw CLIError("\(error)") }
+            if case .notADatabase = error {
+                throw CLIError("\(path) is damaged or not a SQLite database: SQLite cannot read its schema. wxdb did not change it. Keep a copy of the file before anything else; restore from a backup")
+            }
             throw CLIError("\(error). wxdb did not change it")
         }
         if let reason = Store.readOnlyReason(path) {
