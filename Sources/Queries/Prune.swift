@@ -82,6 +82,10 @@ public enum Pruner {
         var leadFrom: Int
         var leadTo: Int
         var validDate: String
+        /// The day's instants in the zone it was summarised in (part of the key: after a zone
+        /// change the same date covers other hours).
+        var validFrom: Int64
+        var validTo: Int64
     }
 
     static let pairSQL = "SELECT location_id, model, source, issued_at, valid_time, "
@@ -100,12 +104,14 @@ public enum Pruner {
             let valid = row.int64(4)
             guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { continue }
             let date = ZoneTime.date(of: valid, timezone: timezone)
+            let span = ZoneTime.span(ofDate: date, timezone: timezone) ?? (valid, valid + 3600)
             for (index, variable) in variables.enumerated() {
                 let forecastColumn = 5 + index * 2
                 let observedColumn = variable.name == "precipitation_probability" ? precipitationColumn : forecastColumn + 1
                 guard let forecast = row.optionalDouble(forecastColumn), let observed = row.optionalDouble(observedColumn) else { continue }
                 let key = SummaryKey(location: row.int64(0), model: row.string(1), source: row.string(2), variable: variable.name,
-                                     leadFrom: bucket.from, leadTo: bucket.to, validDate: date)
+                                     leadFrom: bucket.from, leadTo: bucket.to, validDate: date,
+                                     validFrom: span.start, validTo: span.end)
                 var group = sums[key] ?? VerifyRow(model: nil, leadFromHours: bucket.from, leadToHours: bucket.to)
                 VerifyQuery.add(&group, forecast: forecast, observed: observed, reference: nil, variable: variable,
                                 units: .metric, threshold: threshold)
@@ -117,8 +123,8 @@ public enum Pruner {
     static let upsertSQL = """
         INSERT INTO verification_summaries (location_id, model, source, variable, lead_from_h, lead_to_h, valid_date,
             n, sum_f, sum_o, sum_ff, sum_oo, sum_fo, sum_abs_err, sum_err, sum_err_sq,
-            hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events, valid_from, valid_to)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (location_id, source, variable, model, lead_from_h, valid_date) DO UPDATE SET
             n = n + excluded.n, sum_f = sum_f + excluded.sum_f, sum_o = sum_o + excluded.sum_o,
             sum_ff = sum_ff + excluded.sum_ff, sum_oo = sum_oo + excluded.sum_oo, sum_fo = sum_fo + excluded.sum_fo,
@@ -127,7 +133,10 @@ public enum Pruner {
             hits = hits + excluded.hits, false_alarms = false_alarms + excluded.false_alarms,
             misses = misses + excluded.misses, correct_negatives = correct_negatives + excluded.correct_negatives,
             brier_n = brier_n + excluded.brier_n, brier_sum = brier_sum + excluded.brier_sum,
-            brier_events = brier_events + excluded.brier_events
+            brier_events = brier_events + excluded.brier_events,
+            -- The same date summarised in two zones (a zone change between prunes) covers both spans.
+            valid_from = min(coalesce(valid_from, excluded.valid_from), excluded.valid_from),
+            valid_to = max(coalesce(valid_to, excluded.valid_to), excluded.valid_to)
         """
 
     static func write(_ store: Store, _ sums: [SummaryKey: VerifyRow]) throws -> Int {
@@ -144,6 +153,7 @@ public enum Pruner {
                 table.map { .integer(Int64($0.c)) } ?? .null, table.map { .integer(Int64($0.d)) } ?? .null,
                 brier.map { .integer(Int64($0.n)) } ?? .null, brier.map { .real($0.sumSquaredError) } ?? .null,
                 brier.map { .integer(Int64($0.occurrences)) } ?? .null,
+                .integer(key.validFrom), .integer(key.validTo),
             ])
         }
         return sums.count

@@ -205,7 +205,7 @@ public enum VerifyQuery {
         let statement = try store.db.cachedStatement(
             """
             SELECT model, lead_from_h, lead_to_h, valid_date, n, sum_f, sum_o, sum_ff, sum_oo, sum_fo, sum_abs_err, sum_err, sum_err_sq,
-                   hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events
+                   hits, false_alarms, misses, correct_negatives, brier_n, brier_sum, brier_events, valid_from, valid_to
             FROM verification_summaries
             WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)
             """)
@@ -218,8 +218,10 @@ public enum VerifyQuery {
         let isProbability = options.variable.name == "precipitation_probability"
         while let row = try statement.step() {
             // A summarised day counts when it lies wholly inside --from/--to; one cut by the range
-            // cannot be split, so it is left out and counted for a note.
-            guard let day = ZoneTime.span(ofDate: row.string(3), timezone: location.timezone) else { continue }
+            // cannot be split, so it is left out and counted for a note. Its hours are the ones it was
+            // summarised over, whatever the location's zone is now.
+            let pinned = row.optionalInt64(20).flatMap { from in row.optionalInt64(21).map { (start: from, end: $0) } }
+            guard let day = pinned ?? ZoneTime.span(ofDate: row.string(3), timezone: location.timezone) else { continue }
             let inside = day.start >= (options.range.from ?? Int64.min) && day.end <= (options.range.to ?? Int64.max)
             let outside = day.end <= (options.range.from ?? Int64.min) || day.start >= (options.range.to ?? Int64.max)
             if !inside {

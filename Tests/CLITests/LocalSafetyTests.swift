@@ -227,9 +227,7 @@ struct LocalSafetyTests {
 
     @Test("install-schedule cron replaces only the same database's line and keeps every other line")
     func installScheduleCron() async throws {
-        let binary = ["release", "debug"].map { packageRoot.appendingPathComponent(".build/\($0)/wxdb").path }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let binary else { return }  // built by `swift build`; nothing to run without it
+        guard let binary = LocalSafetyBinaryTests.binary else { return }  // built by `swift build`; nothing to run without it
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-cron-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("bin"), withIntermediateDirectories: true)
@@ -372,8 +370,14 @@ struct LocalSafetyTests {
 /// the built binary: `.build/release/wxdb` when there is one, else `.build/debug/wxdb`.
 @Suite("Local safety through the binary")
 struct LocalSafetyBinaryTests {
+    /// The newer of the two builds: a stale release binary would refuse a database this build migrated.
     static let binary = ["release", "debug"].map { packageRoot.appendingPathComponent(".build/\($0)/wxdb").path }
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
+        .filter { FileManager.default.isExecutableFile(atPath: $0) }
+        .max { modified($0) < modified($1) }
+
+    static func modified(_ path: String) -> Date {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
+    }
 
     struct Outcome {
         var status: Int32
@@ -428,15 +432,15 @@ struct LocalSafetyBinaryTests {
         try process.run()
         // Signal as soon as the temporary file exists (polled, no clock involved).
         var seen = false
-        for _ in 0..<200_000 where process.isRunning {
+        for _ in 0..<100_000 where process.isRunning {
             if (try FileManager.default.contentsOfDirectory(atPath: box.folder.path)).contains(where: { $0.contains("wxdb-partial") }) {
                 seen = true
                 break
             }
-            usleep(200)
+            try await Task.sleep(nanoseconds: 200_000)  // yields, so other tests keep running meanwhile
         }
         kill(process.processIdentifier, signalNumber)
-        process.waitUntilExit()
+        while process.isRunning { try await Task.sleep(nanoseconds: 1_000_000) }
         #expect(seen)
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signalNumber)
@@ -489,5 +493,49 @@ struct LocalSafetyBinaryTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: box.db)) == before)
         #expect(!FileManager.default.fileExists(atPath: box.db + "-wal"))
+    }
+}
+
+@Suite("Pruned summaries after a time zone change")
+struct SummaryZoneTests {
+    func verify(_ box: Sandbox, _ extra: [String]) async throws -> (rows: [JSON], stderr: String) {
+        let result = await box.run(["query", "verify", "--location", "Testville", "--format", "json"] + extra)
+        #expect(result.code == 0, "\(result.stderrText)")
+        return (try #require(try parseJSON(result.stdout)["rows"]?.arrayValue), result.stderrText)
+    }
+
+    @Test("summaries keep the hours they were made over: after 'locations set --timezone' a pruned copy verifies like the unpruned one")
+    func zoneChangeAfterPrune() async throws {
+        let pruned = Sandbox(), unpruned = Sandbox()
+        defer {
+            try? FileManager.default.removeItem(at: pruned.folder)
+            try? FileManager.default.removeItem(at: unpruned.folder)
+        }
+        _ = try GeneratedHistory.build(pruned)  // Europe/Berlin
+        _ = try GeneratedHistory.build(unpruned)
+        pruned.now = Date(timeIntervalSince1970: TimeInterval(GeneratedHistory.issued(9) + 86400 * 3))
+        #expect(await pruned.run("prune", "--keep-days", "1").code == 0)
+        for box in [pruned, unpruned] {
+            #expect(await box.run("locations", "set", "Testville", "--timezone", "America/New_York").code == 0)
+        }
+        // Four whole Berlin days, written as instants: the days the summaries were made over.
+        let start = GeneratedHistory.issued(2) + 86400
+        let first = try #require(ZoneTime.span(ofDate: ZoneTime.date(of: start, timezone: "Europe/Berlin"), timezone: "Europe/Berlin"))
+        let last = try #require(ZoneTime.span(ofDate: ZoneTime.date(of: start + 3 * 86400, timezone: "Europe/Berlin"), timezone: "Europe/Berlin"))
+        let range = ["--from", CivilTime.isoUTC(first.start), "--to", CivilTime.isoUTC(last.end - 1)]
+        for extra in [[], range] {
+            let a = try await verify(pruned, extra), b = try await verify(unpruned, extra)
+            #expect(a.rows.count == b.rows.count)
+            for (x, y) in zip(a.rows, b.rows) {
+                #expect(x["n"] == y["n"], "\(extra)")
+                #expect(near(x["bias"]?.numberValue, y["bias"]?.numberValue ?? .nan, 1e-9))
+            }
+            #expect(!a.stderr.contains("left out"))
+        }
+        // New York dates cut the Berlin days at their ends: those are left out, and verify says so.
+        let dates = ["--from", ZoneTime.date(of: start + 86400, timezone: "America/New_York"),
+                     "--to", ZoneTime.date(of: start + 2 * 86400, timezone: "America/New_York")]
+        let cut = try await verify(pruned, dates)
+        #expect(cut.stderr.contains("left out"), "\(cut.stderr)")
     }
 }
