@@ -193,12 +193,12 @@ enum DoctorCommand {
             throw CLIError("no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'")
         }
         // Look before opening: a file that is not SQLite is reported, never touched.
+        var header = [UInt8](repeating: 0, count: 20)
         let handle = open(path, O_RDONLY | O_CLOEXEC)
         if handle >= 0 {
-            var header = [UInt8](repeating: 0, count: 16)
-            let count = read(handle, &header, 16)
+            let count = read(handle, &header, 20)
             close(handle)
-            if count > 0 && (count < 16 || header != Array("SQLite format 3\u{0}".utf8)) {
+            if count > 0 && (count < 16 || Array(header.prefix(16)) != Array("SQLite format 3\u{0}".utf8)) {
                 throw CLIError("\(path) is not a SQLite database (its first bytes are not the SQLite header). wxdb did not change it. If it should be your wxdb database, restore it from a backup; otherwise pass the right --db")
             }
         }
@@ -254,7 +254,9 @@ enum DoctorCommand {
             let pending = try migrator.pending(in: db)
             return "\(applied.last!.name)" + (pending.isEmpty ? " (current)" : " (\(pending.count) migration(s) to apply on next write)")
         }
-        check("journal") { try db.scalarText("PRAGMA journal_mode") ?? "?" }
+        // From the header (bytes 18-19 are 2 in WAL mode): a read-only or immutable connection reports
+        // its own journal mode, not the file's.
+        check("journal") { header[18] == 2 && header[19] == 2 ? "wal" : try db.scalarText("PRAGMA journal_mode") ?? "?" }
         check("wal") { "\(bytes(fileSize(path + "-wal"))) not yet checkpointed" }
         if !problems.isEmpty {
             throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'")

@@ -87,7 +87,8 @@ public final class Database {
         var name = path
         if options.immutable {
             flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
-            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+            // An empty authority before an absolute path, so "//x/db" is not read as host "x".
+            name = (path.hasPrefix("/") ? "file://" : "file:") + Self.uriEscaped(path) + "?immutable=1"
         }
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
@@ -101,7 +102,7 @@ public final class Database {
         sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
         do {
             try execute("PRAGMA foreign_keys = ON")
-            if options.walMode && !options.readOnly {
+            if options.walMode && !options.readOnly && !options.immutable {
                 let mode = try scalarText("PRAGMA journal_mode = WAL")
                 guard mode?.lowercased() == "wal" else {
                     throw SQLiteError(

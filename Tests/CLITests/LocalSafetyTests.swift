@@ -142,6 +142,19 @@ struct LocalSafetyTests {
         }
     }
 
+    @Test("an immutable (read-only, no -wal/-shm) open reads a file whose name holds URI syntax")
+    func immutableOddName() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let path = box.folder.path + "//odd name %41 ?x=1 #frag.sqlite"
+        #expect(await box.run("--db", path, "locations", "add", "Here", "--lat", "1", "--lon", "2").code == 0)
+        var options = Database.Options()
+        options.immutable = true
+        let db = try Database(path: path, options: options)
+        #expect(try db.scalarText("SELECT name FROM locations") == "Here")
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+    }
+
     @Test("a missing migration record is reported by doctor and by every other command alike")
     func missingMigrationRecord() async throws {
         let box = await sandbox()
@@ -430,16 +443,22 @@ struct LocalSafetyBinaryTests {
         process.environment = box.environment
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Signal as soon as the temporary file exists (polled, no clock involved).
+        // Step the process in short runs (SIGSTOP/SIGCONT) until its temporary file exists, then
+        // signal it while it is stopped mid-export: however fast the build, the signal lands between
+        // creating the file and renaming it.
+        let pid = process.processIdentifier
         var seen = false
         for _ in 0..<100_000 where process.isRunning {
+            kill(pid, SIGSTOP)
             if (try FileManager.default.contentsOfDirectory(atPath: box.folder.path)).contains(where: { $0.contains("wxdb-partial") }) {
                 seen = true
                 break
             }
-            try await Task.sleep(nanoseconds: 200_000)  // yields, so other tests keep running meanwhile
+            kill(pid, SIGCONT)
+            usleep(50)
         }
-        kill(process.processIdentifier, signalNumber)
+        kill(pid, signalNumber)
+        kill(pid, SIGCONT)
         while process.isRunning { try await Task.sleep(nanoseconds: 1_000_000) }
         #expect(seen)
         #expect(process.terminationReason == .uncaughtSignal)
