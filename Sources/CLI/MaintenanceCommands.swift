@@ -41,11 +41,9 @@ enum PruneCommand {
             context.note(line)
             return
         }
-        // VACUUM writes a new copy of the whole database (into the -wal) before the old pages go:
-        // without that much room it would fail at the end, after minutes of work.
-        let needed = before + fileSize(store.path + "-wal")
-        if let free = store.freeBytesBeside(), free < needed {
-            throw CLIError("\(line). Did not VACUUM: it needs about \(bytes(needed)) free beside the database and \(bytes(free)) is free; the freed pages are reused by new data anyway. Free some space and run 'wxdb prune --keep-days \(keep) --vacuum' again")
+        if let refusal = vacuumRefusal(databaseBytes: before, walBytes: fileSize(store.path + "-wal"),
+                                       freeBytes: store.freeBytesBeside(), keepDays: keep) {
+            throw CLIError("\(line). \(refusal)")
         }
         let vacuumed: VacuumResult
         do {
@@ -58,6 +56,15 @@ enum PruneCommand {
             line += "; another reader kept the -wal file (\(bytes(vacuumed.walBytes))) from being folded back, so the file shrinks at the next checkpoint after that reader finishes (the next wxdb write does it)"
         }
         context.note(line)
+    }
+
+    /// Why VACUUM should not start, or nil. It writes a new copy of the whole database (into the
+    /// -wal) before the old pages go: without that much room it would fail at the end, after
+    /// minutes of work.
+    static func vacuumRefusal(databaseBytes: Int64, walBytes: Int64, freeBytes: Int64?, keepDays: Int) -> String? {
+        let needed = databaseBytes + walBytes
+        guard let freeBytes, freeBytes < needed else { return nil }
+        return "Did not VACUUM: it needs about \(bytes(needed)) free beside the database and \(bytes(freeBytes)) is free; the freed pages are reused by new data anyway. Free some space and run 'wxdb prune --keep-days \(keepDays) --vacuum' again"
     }
 
     /// Why a step failed, without the general "nothing was stored" of a failed command: what

@@ -362,6 +362,24 @@ struct LocalSafetyTests {
         #expect(!result.stderrText.contains("nothing was stored"))
     }
 
+    struct Room: Sendable, CustomStringConvertible {
+        var database: Int64, wal: Int64, free: Int64?, refused: Bool
+        var description: String { "\(database) + \(wal) with \(free.map(String.init) ?? "unknown") free" }
+    }
+    static let rooms: [Room] = [
+        Room(database: 100 << 20, wal: 0, free: 50 << 20, refused: true),
+        Room(database: 100 << 20, wal: 20 << 20, free: 110 << 20, refused: true),
+        Room(database: 100 << 20, wal: 0, free: 200 << 20, refused: false),
+        Room(database: 100 << 20, wal: 0, free: nil, refused: false),
+    ]
+
+    @Test("VACUUM does not start without about the database's size free beside it", arguments: rooms)
+    func vacuumNeedsRoom(_ room: Room) {
+        let refusal = PruneCommand.vacuumRefusal(databaseBytes: room.database, walBytes: room.wal, freeBytes: room.free, keepDays: 90)
+        #expect((refusal != nil) == room.refused)
+        if let refusal { #expect(refusal.hasPrefix("Did not VACUUM: it needs about \(bytes(room.database + room.wal)) free")) }
+    }
+
     @Test("prune --vacuum says when a reader kept the WAL from shrinking")
     func vacuumWithReader() async throws {
         let box = Sandbox()
