@@ -273,6 +273,54 @@ struct LocalSafetyTests {
         }
     }
 
+    @Test("install-schedule systemd names units per database: a second database never replaces the first's timer")
+    func installScheduleSystemd() async throws {
+        guard let binary = LocalSafetyBinaryTests.binary else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wxdb-systemd-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bin = folder.appendingPathComponent("bin")
+        let units = folder.appendingPathComponent("config/systemd/user")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: units, withIntermediateDirectories: true)
+        let calls = folder.appendingPathComponent("systemctl-calls").path
+        try "#!/bin/sh\necho \"$*\" >> '\(calls)'\n".write(toFile: bin.appendingPathComponent("systemctl").path, atomically: true, encoding: .utf8)
+        chmod(bin.appendingPathComponent("systemctl").path, 0o755)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["XDG_CONFIG_HOME"] = folder.appendingPathComponent("config").path
+        environment["HOME"] = folder.path
+        environment.removeValue(forKey: "XDG_DATA_HOME")
+        func shell(_ arguments: [String]) throws -> String {
+            let process = Process()
+            let out = Pipe()
+            process.executableURL = URL(fileURLWithPath: arguments[0])
+            process.arguments = Array(arguments.dropFirst())
+            process.environment = environment
+            process.standardOutput = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(arguments)")
+            return text
+        }
+        let script = packageRoot.appendingPathComponent("Scripts/install-schedule").path
+        let a = folder.appendingPathComponent("projA.sqlite").path, b = folder.appendingPathComponent("projB.sqlite").path
+        // An install from before per-database names: projA's service under the shared name.
+        let old = try shell([binary, "--db", a, "schedule", "--systemd"])
+        let execLine = try #require(old.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        try "[Service]\n\(execLine)\n".write(to: units.appendingPathComponent("wxdb-ingest.service"), atomically: true, encoding: .utf8)
+        for db in [a, b] { _ = try shell([script, "systemd", "--db", db, "--wxdb", binary]) }
+        _ = try shell([script, "systemd", "--wxdb", binary])  // the default database keeps the old name
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: units.path))
+        #expect(files.count == 6, "\(files.sorted())")
+        #expect(files.contains("wxdb-ingest.timer"))
+        let services = try files.filter { $0.hasSuffix(".service") }.map { try String(contentsOf: units.appendingPathComponent($0), encoding: .utf8) }
+        for db in [a, b] { #expect(services.filter { $0.contains("--db \"\(db)\"") }.count == 1, "\(db)") }
+        let log = try #require(contents(calls))
+        #expect(log.contains("disable --now wxdb-ingest.timer"))
+        #expect(log.components(separatedBy: "enable --now wxdb-ingest").count == 4)
+    }
+
     // MARK: Future times and odd input
 
     @Test("a station observation imported with the clock a day ahead can be corrected with the right clock")
