@@ -51,7 +51,7 @@ struct LocalSafetyTests {
         let box = await sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let out = box.folder.appendingPathComponent("private.csv").path
-        FileManager.default.createFile(atPath: out, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: out, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600]))
         #expect(await box.run("export", "observations", "--output", out).code == 0)
         let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
         #expect(mode == 0o600)
