@@ -42,8 +42,25 @@ public final class Context: @unchecked Sendable {
     /// because an hourly job is better late than failed.
     public static let busyTimeoutMilliseconds: Int32 = 30_000
 
-    public func openStore(create: Bool = true) throws -> Store {
-        try Store.open(path: databasePath, create: create, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds)
+    public func openStore(create: Bool = true, access: Store.Access = .write) throws -> Store {
+        let store = try Store.open(path: databasePath, create: create, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds,
+                                   access: access)
+        if let reason = store.readOnlyReason {
+            note("Note: \(store.path) is read-only for you (\(reason)); reading it without changing anything")
+        }
+        return store
+    }
+
+    /// Where a command's `--output` goes (stdout when nil): every command that writes a file opens it
+    /// here, so none can overwrite the database or follow a planted link.
+    func outputFile(_ path: String?) throws -> OutputFile {
+        let db = databasePath
+        let real = realpath(db, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? db
+        let protected = [db, db + "-wal", db + "-shm", db + "-journal", db + ".ingest-lock", real + ".ingest-lock"]
+        return try OutputFile(path: path, stdout: stdoutFD, protected: protected)
     }
 
     /// Writes to stdout (buffered; flushed at exit and by `flush`).

@@ -50,7 +50,7 @@ enum ExportCommand {
         case "verif" where kind == .pairs: request.format = .verif
         case let other: throw UsageError("--format must be csv\(kind == .pairs ? " or verif" : ""), not '\(other)'")
         }
-        let store = try context.openStore(create: false)
+        let store = try context.openStore(create: false, access: .read)
         var timezone = "UTC"
         if let name = args.value("location") {
             let location = try store.requireLocation(named: name)
@@ -66,7 +66,7 @@ enum ExportCommand {
         }
 
         context.flush()
-        let output = try OutputFile(path: args.value("output"), stdout: context.stdoutFD)
+        let output = try context.outputFile(args.value("output"))
         let csv = CSVWriter(fileDescriptor: output.fd)
         do {
             let rows = try Exporter(store: store).write(request, to: csv)
@@ -76,49 +76,5 @@ enum ExportCommand {
             output.abandon()
             throw error
         }
-    }
-}
-
-/// stdout, or a file written beside its final path and renamed into place on success, so a failed
-/// export never leaves a half-written file where a complete one was.
-final class OutputFile {
-    let fd: Int32
-    let path: String?
-    let temporary: String?
-
-    init(path: String?, stdout: Int32) throws {
-        self.path = path
-        guard let path else {
-            fd = stdout
-            temporary = nil
-            return
-        }
-        let temporary = path + ".wxdb-partial-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw CLIError("cannot write \(path): \(String(cString: strerror(errno))). Check the folder exists and is writable")
-        }
-        self.fd = fd
-        self.temporary = temporary
-    }
-
-    func commit() throws {
-        guard let path, let temporary else { return }
-        if fsync(fd) != 0 || close(fd) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
-        }
-    }
-
-    func abandon() {
-        guard let temporary else { return }
-        close(fd)
-        unlink(temporary)
     }
 }

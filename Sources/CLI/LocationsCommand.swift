@@ -71,7 +71,7 @@ enum LocationsCommand {
             options: [.option("format", "format", "table, csv or json.")],
             run: { args, context in
                 let format = try context.format()
-                let store = try context.openStore()
+                let store = try context.openStore(access: .read)
                 let summaries = try summaries(store)
                 switch format {
                 case "json":
@@ -156,7 +156,7 @@ enum LocationsCommand {
             options: [.option("format", "format", "table, csv or json.")],
             run: { args, context in
                 let format = try context.format()
-                let store = try context.openStore(create: false)
+                let store = try context.openStore(create: false, access: .read)
                 guard let s = try summaries(store, only: args.positionals[0]).first else { return }
                 if format == "json" {
                     context.out(json(s).serialized() + "\n")

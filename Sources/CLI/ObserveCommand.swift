@@ -34,17 +34,17 @@ enum ObserveCommand {
         let source = try source(args, default: "csv")
         let store = try context.openStore(create: false)
         let location = try store.requireLocation(named: try args.require("location"))
-        var zone: ((Int64) -> Int64)?
+        var zone: ((Int64) -> Int64?)?
         if let tz = args.value("timezone") {
             guard TimeZone(identifier: tz) != nil else { throw UsageError("--timezone '\(tz)' is not a time zone name") }
-            zone = { TimeInput.localToUTC($0, timezone: tz) }
+            zone = { ZoneTime.existingInstant(ofWall: $0, timezone: tz) }
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError("cannot read \(path): no such file, or not readable")
-        }
+        let data = try readInput(path)
         let csv: StationCSV
         do {
             csv = try StationCSV.parse(data, timezone: zone, skipBadRows: args.flag("skip-bad-rows"))
+        } catch let problem as StationCSV.Problem where problem.wholeFile {
+            throw CLIError("\(path): \(problem.description). Nothing was imported")
         } catch let problem as StationCSV.Problem {
             throw CLIError("\(path) \(problem.description). Nothing was imported; fix the row or use --skip-bad-rows")
         }

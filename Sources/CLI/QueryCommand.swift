@@ -28,7 +28,7 @@ enum QueryCommand {
 
     static func openLocation(_ args: ParsedArguments, _ context: Context) throws -> (Store, Location) {
         let name = try args.require("location")
-        let store = try context.openStore(create: false)
+        let store = try context.openStore(create: false, access: .read)
         return (store, try store.requireLocation(named: name))
     }
 
