@@ -83,12 +83,12 @@ final class OutputFile {
         if fsync(fd) != 0 || close(fd) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
+            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the disk and try again")
         }
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
-            throw CLIError("cannot write \(path): \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent))")
+            throw CLIError("cannot write \(path); nothing was written there: \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent))")
         }
     }
 

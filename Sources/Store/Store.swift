@@ -37,7 +37,7 @@ public final class Store {
             case .readOnly(let path, let reason):
                 return "the database \(path) is read-only for you (\(reason)) and this command writes to it. Run it as the file's owner, or make the file and its folder writable; reading commands (query, export, stats, doctor) still work"
             case .missing(let path):
-                return "no database at \(path). Run a command that writes (e.g. 'wxdb locations add') to create it, or pass the right --db"
+                return "no database at \(path). Add a location with 'wxdb locations add' to create it, or pass the right --db"
             }
         }
     }
