@@ -47,9 +47,7 @@ enum ImportCommand {
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
         let outcomes = try store.storeAll(args.files, for: location, make: { path in
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
-            }
+            let data = try readInput(path, nothingDone: "Nothing was imported")
             let response: ForecastResponse
             do {
                 response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)

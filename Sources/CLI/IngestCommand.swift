@@ -58,6 +58,7 @@ enum IngestCommand {
                 FileHandle.standardError.write(Data(line.utf8))
             }
         }
+        ingestor.notice = { [context] line in context.note(line) }
         if context.verbose {
             ingestor.log = { [context] line in context.err(line) }
         }

@@ -33,8 +33,9 @@ struct DatabaseOption {
 
     /// Opens the database. Only commands that store something pass `create`, and even they do not
     /// make a folder the user named that does not exist (a typo would silently start a new history);
-    /// the default folder is wxdb's own and is made on first use.
-    func open(_ context: Context, create: Bool = false) throws -> Store {
+    /// the default folder is wxdb's own and is made on first use. Reading commands pass `.read`: a
+    /// database the user cannot write is then read without changing anything, and a note says so.
+    func open(_ context: Context, create: Bool = false, access: Store.Access = .write) throws -> Store {
         let path = path(context)
         if create, !FileManager.default.fileExists(atPath: path) {
             let folder = (path as NSString).deletingLastPathComponent
@@ -44,7 +45,24 @@ struct DatabaseOption {
                 throw CLIError("the folder \(folder) does not exist, so the database \(path) cannot be created there; create the folder first (mkdir -p '\(folder)') or pass another --db")
             }
         }
-        return try Store.open(path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds)
+        let store = try Store.open(path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds,
+                                   access: access)
+        if let reason = store.readOnlyReason {
+            context.note("Note: \(store.path) is read-only for you (\(reason)); reading it without changing anything")
+        }
+        return store
+    }
+
+    /// Where a command's `--output` goes (stdout when nil): every command that writes a file opens it
+    /// here, so none can overwrite the database or follow a planted link.
+    func outputFile(_ output: String?, _ context: Context) throws -> OutputFile {
+        let db = path(context)
+        let real = realpath(db, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? db
+        let protected = [db, db + "-wal", db + "-shm", db + "-journal", db + ".ingest-lock", real + ".ingest-lock"]
+        return try OutputFile(path: output, stdout: context.stdoutFD, protected: protected)
     }
 }
 

@@ -16,6 +16,13 @@ public enum ZoneTime {
         return wall - Int64(offset(at: guess, timezone: timezone))
     }
 
+    /// The instant of a wall-clock time in `timezone`, or nil when the clocks skip it (the hour a
+    /// DST change jumps over), so a caller can say so instead of reading it as the next hour.
+    public static func existingInstant(ofWall wall: Int64, timezone: String) -> Int64? {
+        let instant = instant(ofWall: wall, timezone: timezone)
+        return instant + Int64(offset(at: instant, timezone: timezone)) == wall ? instant : nil
+    }
+
     /// The local date (`YYYY-MM-DD`) of an instant in `timezone`.
     public static func date(of instant: Int64, timezone: String) -> String {
         CivilTime.dateString(unix: instant + Int64(offset(at: instant, timezone: timezone)))

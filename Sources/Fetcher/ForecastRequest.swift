@@ -95,11 +95,12 @@ public struct BudgetUse: Sendable, Equatable {
     public var day: Double
 
     public static func read(_ store: Store, now: Int64) throws -> BudgetUse {
-        func used(since start: Int64) throws -> Double {
-            try store.apiWeightUsed(since: start)
+        // Only rows up to now count: rows from a clock that ran ahead lie in the future, and
+        // counting them would refuse every ingest until the clock caught up with them.
+        func used(window: Int64) throws -> Double {
+            try store.apiWeightUsed(from: now - now % window, to: now + 1)
         }
-        return BudgetUse(minute: try used(since: now - now % 60), hour: try used(since: now - now % 3600),
-                         day: try used(since: now - now % 86400))
+        return BudgetUse(minute: try used(window: 60), hour: try used(window: 3600), day: try used(window: 86400))
     }
 
     /// Why sending `weight` more now would break a limit, or nil when it fits.

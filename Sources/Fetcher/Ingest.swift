@@ -60,6 +60,10 @@ public final class Ingestor {
     public var progress: ((Int, Int) -> Void)?
     /// Called with a line about each request and location (`--verbose`).
     public var log: ((String) -> Void)?
+    /// Called with what a person running the ingest should know, such as why it waits.
+    public var notice: ((String) -> Void)?
+    /// Waits this many seconds (tests replace it so they never sleep).
+    public var sleep: (Int64) async -> Void = { seconds in try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000) }
 
     public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
@@ -164,7 +168,8 @@ public final class Ingestor {
                 if use.minute + request.weight > options.limits.perMinute {
                     // The minute window resets soon: wait for it rather than be refused.
                     let wait = 61 - nowUnix % 60
-                    try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000_000)
+                    notice?(String(format: "Waiting %d s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f", wait, use.minute, options.limits.perMinute, request.weight))
+                    await sleep(wait)
                     use = try BudgetUse.read(store, now: nowUnix)
                 }
                 if let refusal = use.refusal(adding: request.weight, limits: options.limits) {

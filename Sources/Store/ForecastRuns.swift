@@ -57,12 +57,13 @@ extension Store {
     static let dailyInsertSQL = "INSERT INTO daily_forecasts (run_id, date, "
         + Variables.dailyNames.joined(separator: ", ") + ") VALUES (?, ?"
         + String(repeating: ", ?", count: Variables.daily.count) + ")"
-    static let observationUpsertSQL = "INSERT INTO observations (location_id, source, time, "
+    static let observationReplaceSQL = "INSERT INTO observations (location_id, source, time, "
         + Variables.hourlyNames.joined(separator: ", ") + ", recorded_at) VALUES (?, ?, ?"
         + String(repeating: ", ?", count: Variables.hourly.count) + ", ?) "
         + "ON CONFLICT (location_id, source, time) DO UPDATE SET "
         + Variables.hourlyNames.map { "\($0) = coalesce(excluded.\($0), observations.\($0))" }.joined(separator: ", ")
-        + ", recorded_at = excluded.recorded_at WHERE excluded.recorded_at >= observations.recorded_at"
+        + ", recorded_at = excluded.recorded_at"
+    static let observationUpsertSQL = observationReplaceSQL + " WHERE excluded.recorded_at >= observations.recorded_at"
 
     /// Stores one decoded response for `location` in one transaction: a run per model (or a
     /// fetch-log entry only, when the content equals a run already stored for that model), the `current`
@@ -100,7 +101,10 @@ extension Store {
                                   values: current.values, recordedAt: fetch.fetchedAt)
         }
         if fetch.recordAnalysis, let first = response.models.first {
-            try upsertObservations(first, through: fetch.fetchedAt, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
+            // The past is what was past for the server too: a fetch time ahead of the response's own
+            // `current` time (a clock running ahead) must not turn forecast hours into observations.
+            let through = min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
+            try upsertObservations(first, through: through, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
         }
         return outcomes
     }
@@ -270,8 +274,11 @@ extension Store {
 
     /// Inserts or updates one observation: a newer recording replaces the values it has and keeps
     /// those it lacks (a CSV of precipitation does not erase temperatures); an older one changes nothing.
-    public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64) throws {
-        let upsert = try db.cachedStatement(Self.observationUpsertSQL)
+    /// With `replacing`, the values replace the stored ones whenever they were recorded (the user's
+    /// latest file is the correction, even when an earlier import carried a clock that ran ahead).
+    public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64,
+                                  replacing: Bool = false) throws {
+        let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
         try upsert.bind(locationID, at: 1)
         try upsert.bind(.text(source), at: 2)
         try upsert.bind(time, at: 3)
