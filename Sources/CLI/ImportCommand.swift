@@ -47,9 +47,7 @@ enum ImportCommand {
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
         let outcomes = try store.storeAll(args.files, for: location, make: { path in
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
-            }
+            let data = try readInput(path, nothingDone: "Nothing was imported")
             let response: ForecastResponse
             do {
                 response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
@@ -59,11 +57,20 @@ enum ImportCommand {
             return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
         }, stored: { path, outcomes in
             if context.verbose {
-                for outcome in outcomes { context.err("\(path): \(outcome.model) \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)") }
+                for outcome in outcomes {
+                    let what = outcome.continued ? "continued" : outcome.kind.rawValue
+                    context.err("\(path): \(outcome.model) \(what) run \(outcome.runID) (\(outcome.hours) hours\(outcome.continued ? ", +\(outcome.addedHours) new" : ""))")
+                }
             }
         })
         let stored = outcomes.filter { $0.kind == .stored }
-        let repeated = outcomes.count - stored.count
-        context.note("Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
+        // A run continued through a moved window grew: say by how much, not just "repeated".
+        let continued = outcomes.filter { $0.continued }
+        let repeated = outcomes.count - stored.count - continued.count
+        var line = "Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours)"
+        if !continued.isEmpty {
+            line += ", \(continued.count) run(s) continued (+\(continued.map(\.addedHours).reduce(0, +)) hours)"
+        }
+        context.note(line + ", \(repeated) repeated")
     }
 }
