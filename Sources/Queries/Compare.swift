@@ -136,19 +136,21 @@ public enum Compare {
         // Per bucket, per valid hour, per model: (count, Σ|e|, Σe²) of its runs.
         struct Loss { var n = 0; var absolute = 0.0; var squared = 0.0 }
         var buckets: [LeadBucket: [Int64: [Loss]]] = [:]
-        try store.forEachForecastPair(
-            locationID: location.id, models: models, variable: variable.name, observedVariable: observedName,
-            source: source, from: options.range.from, to: options.range.to
-        ) { pair in
-            let lead = Double(pair.validTime - pair.issuedAt) / 3600
-            guard let bucket = options.grouping.bucket(forLeadHours: lead), let index = models.firstIndex(of: pair.model) else { return }
-            let observed = observedValue(pair.observed, variable: variable)
-            let error = units.convertDifference(QuerySupport.difference(pair.forecast, observed, variable), quantity)
-            var hour = buckets[bucket, default: [:]][pair.validTime] ?? [Loss(), Loss()]
-            hour[index].n += 1
-            hour[index].absolute += abs(error)
-            hour[index].squared += error * error
-            buckets[bucket, default: [:]][pair.validTime] = hour
+        for model in models {
+            try store.forEachForecastPair(
+                locationID: location.id, model: model, variable: variable.name, observedVariable: observedName,
+                source: source, from: options.range.from, to: options.range.to
+            ) { pair in
+                let lead = Double(pair.validTime - pair.issuedAt) / 3600
+                guard let bucket = options.grouping.bucket(forLeadHours: lead), let index = models.firstIndex(of: pair.model) else { return }
+                let observed = observedValue(pair.observed, variable: variable)
+                let error = units.convertDifference(QuerySupport.difference(pair.forecast, observed, variable), quantity)
+                var hour = buckets[bucket, default: [:]][pair.validTime] ?? [Loss(), Loss()]
+                hour[index].n += 1
+                hour[index].absolute += abs(error)
+                hour[index].squared += error * error
+                buckets[bucket, default: [:]][pair.validTime] = hour
+            }
         }
 
         var rows: [CompareRow] = []
@@ -331,17 +333,19 @@ public enum Consistency {
                 }
                 sequence.removeAll(keepingCapacity: true)
             }
-            try store.forEachForecastSequence(
-                locationID: location.id, models: chosen, variable: variable.name,
-                leadFromHours: window.0, leadToHours: window.1, from: range.from, to: range.to
-            ) { value in
-                if current?.model != value.model || current?.time != value.validTime {
-                    close()
-                    current = (value.model, value.validTime)
+            for model in chosen {
+                try store.forEachForecastSequence(
+                    locationID: location.id, model: model, variable: variable.name,
+                    leadFromHours: window.0, leadToHours: window.1, from: range.from, to: range.to
+                ) { value in
+                    if current?.model != value.model || current?.time != value.validTime {
+                        close()
+                        current = (value.model, value.validTime)
+                    }
+                    sequence.append(value.value)
                 }
-                sequence.append(value.value)
+                close()
             }
-            close()
             for model in chosen {
                 let values = (indices[model] ?? []).sorted()
                 rows.append(ConsistencyRow(
