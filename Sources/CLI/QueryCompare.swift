@@ -70,6 +70,8 @@ enum QueryCompare {
         let (a, b) = (result.models[0], result.models[1])
         let unit = result.unit
         var report = Report(columns: [
+            .init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]), .init("source", .text, only: [.csv]),
+            .init("model_a", .text, only: [.csv]), .init("model_b", .text, only: [.csv]),
             .init("lead", .text, only: [.table]),
             .init("lead_from_h", .integer, only: [.csv, .json]), .init("lead_to_h", .integer, only: [.csv, .json]),
             .init("n", .integer, label: "hours"),
@@ -83,7 +85,10 @@ enum QueryCompare {
             .init("ci_low", .signed(places: 2), label: "95% CI from", unit: unit),
             .init("ci_high", .signed(places: 2), label: "to", unit: unit),
             .init("dm_statistic", .number(places: 2), label: "DM"),
-            .init("p_value", .number(places: 3), label: "p"),
+            .init("p_value", .number(places: 3), label: "p") { cell in
+                if case .number(let p?) = cell { return p < 0.001 ? "<0.001" : formatNumber(p, places: 3) }
+                return ""
+            },
             .init("horizon_days", .integer, only: [.csv, .json]),
             .init("better", .text) { cell in
                 if case .text(let name?) = cell { return name }
@@ -93,6 +98,7 @@ enum QueryCompare {
         report.rows = result.rows.map { row in
             let test = row.test
             return [
+                .text(location.name), .text(result.variable.name), .text(result.source), .text(a), .text(b),
                 .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours),
                 .int(row.n), .int(test.n),
                 .number(row.mae.0), .number(row.mae.1), .number(row.rmse.0), .number(row.rmse.1),
