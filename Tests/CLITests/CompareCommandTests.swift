@@ -110,13 +110,6 @@ struct CompareTests {
         #expect(table.code == 0)
         #expect(table.stdout.hasPrefix("icon beat gfs at 0–384 h by"))
         #expect(table.stdout.contains("icon"))
-        if let keep = ProcessInfo.processInfo.environment["WXDB_KEEP_EXAMPLE"] {
-            try table.stdout.write(toFile: keep, atomically: true, encoding: .utf8)
-            let csv = await history.box.run("query", "compare", "--location", "Testville", "--format", "csv")
-            try csv.stdout.write(toFile: keep + ".csv", atomically: true, encoding: .utf8)
-            let c = await history.box.run("query", "consistency", "--location", "Testville")
-            try c.stdout.write(toFile: keep + ".cons", atomically: true, encoding: .utf8)
-        }
     }
 
     @Test("two models of equal quality show no significant difference in at least 80% of buckets")
