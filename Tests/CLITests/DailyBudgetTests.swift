@@ -32,3 +32,27 @@ struct DailyBudgetTests {
         }
     }
 }
+
+@Suite("Ingest: a batched request's weight is shared by its locations", .serialized)
+struct BatchWeightTests {
+    @Test("two ingests of three batched locations (about 11.7 weighted calls each) fit in the day's last 30")
+    func batchWeightCountedOnce() async throws {
+        let replay = try ReplaySandbox()
+        defer { try? FileManager.default.removeItem(at: replay.box.folder) }
+        try await replay.addThreeRecordedLocations()
+        let now = Int64(replay.box.now.timeIntervalSince1970)
+        let db = try Database(path: replay.box.db)
+        try db.run("INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 9970)",
+                   [.integer(now - now % 86400)])
+        for _ in 0..<2 {
+            let result = await replay.run("ingest")
+            #expect(result.code == 0, "\(result.stderrText)")
+        }
+        #expect(replay.forecastRequests.count == 2)
+        // The third would pass 10,000.
+        let third = await replay.run("ingest")
+        #expect(third.code == 1)
+        #expect(third.stderrText.contains("free daily limit"), "\(third.stderrText)")
+        #expect(replay.forecastRequests.count == 2)
+    }
+}

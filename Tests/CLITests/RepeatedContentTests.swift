@@ -45,3 +45,31 @@ struct RepeatedContentTests {
         #expect(try await dailyMaxima(box, date: "2026-07-26").count == 2)
     }
 }
+
+@Suite("Repeated content: the run's issue time is its earliest fetch")
+struct RepeatedIssueTimeTests {
+    /// `issued_at` and `first_fetch` of the only run, from `query runs --format json`.
+    func run(_ box: Sandbox) async throws -> (issued: String?, firstFetch: String?) {
+        let result = await box.run("query", "runs", "--location", "Copenhagen", "--format", "json")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let runs = try #require(try parseJSON(result.stdout)["runs"]?.arrayValue)
+        #expect(runs.count == 1)
+        return (runs.first?["issued_at"]?.stringValue, runs.first?["first_fetch"]?.stringValue)
+    }
+
+    @Test("a later fetch of the same content keeps the issue time; an earlier saved copy moves it back")
+    func earliestFetchWins() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        #expect(await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen").code == 0)
+        let file = box.fixture(RepeatedContentTests.fixture)
+        for (fetchedAt, expected) in [("2026-07-26T21:00Z", "2026-07-26T21:00:00Z"), ("2026-07-26T23:00Z", "2026-07-26T21:00:00Z"),
+                                      ("2026-07-26T20:00Z", "2026-07-26T20:00:00Z")] {
+            let imported = await box.run("import", file, "--location", "Copenhagen", "--fetched-at", fetchedAt)
+            #expect(imported.code == 0, "\(imported.stderrText)")
+            let run = try await run(box)
+            #expect(run.issued == expected, "after a fetch at \(fetchedAt)")
+            #expect(run.firstFetch == expected, "after a fetch at \(fetchedAt)")
+        }
+    }
+}
