@@ -4,8 +4,9 @@ import WxCore
 @testable import WxCLI
 
 /// Lead time is (valid − issued) / 3600 in fractional hours. A run first fetched at hh:17 (a blend
-/// has no model run time) also holds the hour before its issue time: that hour has lead −0.28 h,
-/// is not a forecast, and must not enter the [0,6) bucket, before or after a prune.
+/// has no model run time) has leads of 0.72, 1.72, ... h, and the hour before its issue time has
+/// lead −0.28 h: it is not a forecast and must not enter the [0,6) bucket, before or after a prune.
+/// Whole-hour leads (integer division of seconds) would show 2 h for 2 h 43 min.
 @Suite("Lead time of runs issued between whole hours")
 struct LeadTimeTests {
     static let hour: Int64 = 3600
@@ -58,6 +59,31 @@ struct LeadTimeTests {
         let row = try await firstBucket(box)
         #expect(row["n"]?.numberValue == 6)
         #expect(near(row["bias"]?.numberValue, 1))
+    }
+
+    @Test("query forecast gives the lead in fractional hours")
+    func forecast() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        try Self.build(box)
+        let result = await box.run("query", "forecast", "--location", "Quarter", "--at", CivilTime.isoUTC(Self.t + 3 * Self.hour), "--format", "json")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let run = try #require(try parseJSON(result.stdout)["runs"]?.arrayValue?.first)
+        #expect(near(run["lead_hours"]?.numberValue, 163.0 / 60))
+    }
+
+    @Test("export pairs --format verif gives the lead in fractional hours")
+    func verifExport() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        try Self.build(box)
+        let result = await box.run("export", "pairs", "--location", "Quarter", "--format", "verif")
+        #expect(result.code == 0, "\(result.stderrText)")
+        // unixtime leadtime location lat lon altitude obs fcst: the first pair is 43 min after the issue time.
+        let first = try #require(result.stdout.split(separator: "\n").first { !$0.hasPrefix("#") && !$0.hasPrefix("unixtime") })
+        let fields = first.split(separator: " ")
+        #expect(fields.count == 8)
+        #expect(near(Double(fields[1]), 43.0 / 60), "\(first)")
     }
 
     @Test("export hourly and export pairs give the lead in fractional hours")
