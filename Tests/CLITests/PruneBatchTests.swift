@@ -45,4 +45,35 @@ struct PruneBatchTests {
             }
         }
     }
+
+    @Test("two prune runs over runs an hour apart keep the contingency table and the Brier score", arguments: ["precipitation", "precipitation_probability"])
+    func twoPrunesPrecipitation(_ variable: String) async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let history = try HistoryBuilder(db: box.db, name: "Rainy")
+        let t = QueryPrecipitationTests.T
+        // Two runs an hour apart over the same hours: their [0,6) pairs share (day, bucket) summaries.
+        for (k, amounts) in [[0, 0.5, 0.2, 0, 0.05, 1.0], [0.3, 0.1, 0, 0.4, 0, 0.2]].enumerated() {
+            let issued = t + Int64(k) * 3600
+            let times = (0..<6).map { issued + Int64($0) * 3600 }
+            try history.storeRun(issuedAt: issued, fetchedAt: issued + 600, times: times, columns: [
+                "precipitation": amounts, "precipitation_probability": amounts.map { min(100, $0 * 150) },
+            ], recordAnalysis: false)
+        }
+        for (hour, observed) in [0, 0.3, 0, 0.2, 0, 0.1, 0.5].enumerated() {
+            try history.observe(source: "station", time: t + Int64(hour) * 3600, ["precipitation": observed])
+        }
+        let args = ["query", "verify", "--location", "Rainy", "--var", variable, "--format", "json"]
+        let before = try #require(try parseJSON(await box.run(args).stdout)["rows"]?.arrayValue?.first)
+        for (offset, count) in [(1800, 1), (5400, 1)] {
+            box.now = Date(timeIntervalSince1970: TimeInterval(t + 86400 + Int64(offset)))
+            let pruned = await box.run("prune", "--keep-days", "1")
+            #expect(pruned.stderrText.contains("Pruned \(count) run"), "\(pruned.stderrText)")
+        }
+        let after = try #require(try parseJSON(await box.run(args).stdout)["rows"]?.arrayValue?.first)
+        for key in ["n", "a", "b", "c", "d", "brier", "base_rate", "bias"] {
+            #expect(before[key]?.numberValue.map { ($0 * 1e9).rounded() } == after[key]?.numberValue.map { ($0 * 1e9).rounded() },
+                    "\(key): \(String(describing: before[key])) then \(String(describing: after[key]))")
+        }
+    }
 }
