@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import WxCLI
 
@@ -33,17 +34,8 @@ struct VerifInteropTests {
         }
         #expect(sums.count == 384)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: verifExecutable!)
-        process.arguments = [file, "-m", "mae", "-type", "csv"]
-        process.currentDirectoryURL = box.folder
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, data) = try Subprocess.run(verifExecutable!, [file, "-m", "mae", "-type", "csv"], in: box.folder)
+        #expect(status == 0)
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst()
         #expect(lines.count == sums.count)
         for line in lines {

@@ -19,17 +19,9 @@ let scoresPython: String? = {
 /// Runs `python arguments` and returns its standard output; throws on a non-zero exit.
 @discardableResult
 func runPython(_ python: String, _ arguments: [String]) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
-    return data
+    let (status, output) = try Subprocess.run(python, arguments)
+    guard status == 0 else { throw CocoaError(.executableLoad) }
+    return output
 }
 
 /// A small deterministic generator, so the reference comparison sees the same series every run.
