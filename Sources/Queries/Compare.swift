@@ -219,13 +219,16 @@ public enum Compare {
     /// The two models to compare: those asked for, else the location's first two configured models
     /// that have runs, else the two with most runs.
     static func chooseModels(_ store: Store, location: Location, requested: [String]?) throws -> [String] {
+        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
         if let requested {
             guard requested.count == 2, requested[0] != requested[1] else {
                 throw CompareError.needTwoModels(given: requested)
             }
+            for model in requested where !stored.contains(model) {
+                throw CompareError.noRunsOfModel(model, location: location.name, stored: stored)
+            }
             return requested
         }
-        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
         let configured = location.models.filter { stored.contains($0) }
         let candidates = configured + stored.filter { !configured.contains($0) }
         guard candidates.count >= 2 else {
@@ -246,6 +249,7 @@ public enum Compare {
 public enum CompareError: Error, CustomStringConvertible, Equatable {
     case needTwoModels(given: [String])
     case onlyOneModel(location: String, models: [String])
+    case noRunsOfModel(String, location: String, stored: [String])
 
     public var description: String {
         switch self {
@@ -254,6 +258,9 @@ public enum CompareError: Error, CustomStringConvertible, Equatable {
         case .onlyOneModel(let location, let models):
             let have = models.isEmpty ? "no runs" : "runs of \(models.joined(separator: ", ")) only"
             return "\(location) has \(have), and a comparison needs two models; add one with 'wxdb locations set \(QueryError.quoted(location)) --models A,B' and fetch or backfill it"
+        case .noRunsOfModel(let model, let location, let stored):
+            let have = stored.isEmpty ? "no runs yet" : "runs of \(stored.joined(separator: ", "))"
+            return "\(location) has no runs of model \(model) (it has \(have)); pass two of those to --models, or add \(model) with 'wxdb locations set \(QueryError.quoted(location)) --models ...' and fetch it"
         }
     }
 }

@@ -168,6 +168,9 @@ struct CompareTests {
         let one = await history.box.run("query", "compare", "--location", "Testville")
         #expect(one.code == 1)
         #expect(one.stderrText.contains("has runs of icon only"))
+        let unknown = await history.box.run("query", "compare", "--location", "Testville", "--models", "icon,nope")
+        #expect(unknown.code == 1)
+        #expect(unknown.stderrText.contains("has no runs of model nope (it has runs of icon)"))
         for models in ["icon,icon", "icon", "icon,gfs,ecmwf"] {
             let usage = await history.box.run("query", "compare", "--location", "Testville", "--models", models)
             #expect(usage.code == 64, "\(models)")
