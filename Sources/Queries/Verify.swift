@@ -122,7 +122,8 @@ public enum VerifyQuery {
             SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn), ref.\(observedColumn)
             FROM forecast_observation_pairs p
             LEFT JOIN observations ref
-                   ON ref.location_id = p.location_id AND ref.source = p.source AND ref.time = (p.issued_at / 3600) * 3600
+                   ON ref.location_id = p.location_id AND ref.source = p.source
+                  AND ref.time = \(persistenceTimeSQL(observedColumn))
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
               AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
@@ -163,6 +164,18 @@ public enum VerifyQuery {
             location: location.name, variable: variable, source: source,
             options: .init(grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
             rows: rows, prunedDaysLeftOut: prunedDaysLeftOut)
+    }
+
+    /// The persistence reference of a pair `p`: the latest observation (from the pair's source,
+    /// with a value) at or before the run's `issued_at` and less than an hour before it, carried
+    /// forward. Observations sit on the location's whole local hours, which at offsets such as
+    /// +05:45 or −03:30 are not whole UTC hours, so the reference is looked up, not computed.
+    static func persistenceTimeSQL(_ column: String) -> String {
+        """
+        (SELECT max(o.time) FROM observations o
+          WHERE o.location_id = p.location_id AND o.source = p.source
+            AND o.time <= p.issued_at AND o.time > p.issued_at - 3600 AND o.\(column) IS NOT NULL)
+        """
     }
 
     /// Adds one forecast/observation pair (stored units) to a group's scores.
