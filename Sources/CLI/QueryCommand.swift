@@ -90,6 +90,8 @@ enum QueryCommand {
     static func hours(_ value: Double) -> String { formatNumber(value, places: 1) }
 
     static func json(_ value: Int) -> JSON { .number(Double(value)) }
+    /// A computed number for JSON, at 15 significant digits (`NumberText.tidy`), or null.
+    static func number(_ value: Double?) -> JSON { JSON.number(NumberText.tidy(value)) }
     static func json(_ value: Int64?) -> JSON { JSON.int(value) }
     static func time(_ value: Int64?) -> JSON { value.map { .string(CivilTime.isoUTC($0)) } ?? .null }
 
@@ -209,14 +211,14 @@ enum QueryCommand {
         switch format {
         case "json":
             let observed: JSON = history.observed.map {
-                .object([("source", .string(history.observedSource)), ("value", .number($0))])
+                .object([("source", .string(history.observedSource)), ("value", number($0))])
             } ?? .null
             let doc = JSON.object([
                 ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
                 ("valid_time", time(at)),
                 ("runs", .array(history.entries.map { e in
-                    .object([("model", .string(e.model)), ("issued_at", time(e.issuedAt)), ("lead_hours", .number(e.leadHours)),
-                             ("value", .number(e.value)), ("change", .number(e.change))])
+                    .object([("model", .string(e.model)), ("issued_at", time(e.issuedAt)), ("lead_hours", number(e.leadHours)),
+                             ("value", number(e.value)), ("change", number(e.change))])
                 })),
                 ("observed", observed),
             ])
@@ -229,11 +231,11 @@ enum QueryCommand {
                 csv.text(e.model)
                 csv.isoUTC(e.issuedAt)
                 csv.isoUTC(at)
-                csv.number(e.leadHours)
+                csv.number(tidy: e.leadHours)
                 csv.text(variable.name)
-                csv.number(e.value)
-                csv.number(e.change)
-                csv.number(history.observed)
+                csv.number(tidy: e.value)
+                csv.number(tidy: e.change)
+                csv.number(tidy: history.observed)
                 if let source = history.observedSource { csv.text(source) } else { csv.empty() }
                 csv.endRow()
             }
@@ -307,7 +309,8 @@ enum QueryCommand {
         switch format {
         case "json":
             let doc = JSON.object([
-                ("location", .string(location.name)), ("variable", .string(variable.name)), ("source", .string(result.source)),
+                ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+                ("source", .string(result.source)),
                 ("rows", .array(result.rows.map { .object(verifyFields(row: $0, result: result)) })),
             ])
             context.out(doc.serialized() + "\n")
@@ -315,10 +318,11 @@ enum QueryCommand {
             let csv = context.csvWriter()
             let sample = verifyFields(row: result.rows[0], result: result)
             // Every row has the same keys except `model`, present for every row or none.
-            csv.header(["location", "variable", "source"] + sample.map(\.0))
+            csv.header(["location", "variable", "unit", "source"] + sample.map(\.0))
             for row in result.rows {
                 csv.text(location.name)
                 csv.text(variable.name)
+                csv.text(unit)
                 csv.text(result.source)
                 for (_, value) in verifyFields(row: row, result: result) {
                     switch value {
@@ -373,23 +377,23 @@ enum QueryCommand {
         if result.options.grouping == .model { fields.append(("model", .string(row.model))) }
         fields += [
             ("lead_from_h", json(row.leadFromHours)), ("lead_to_h", json(row.leadToHours)), ("n", json(s.n)),
-            ("bias", .number(s.bias)), ("mae", .number(s.mae)), ("rmse", .number(s.rmse)),
-            ("error_sd", .number(s.errorStdDev)), ("correlation", .number(s.correlation)),
-            ("mean_forecast", .number(s.meanForecast)), ("mean_observed", .number(s.meanObserved)),
+            ("bias", number(s.bias)), ("mae", number(s.mae)), ("rmse", number(s.rmse)),
+            ("error_sd", number(s.errorStdDev)), ("correlation", number(s.correlation)),
+            ("mean_forecast", number(s.meanForecast)), ("mean_observed", number(s.meanObserved)),
             ("first_valid_time", time(row.firstValidTime)), ("last_valid_time", time(row.lastValidTime)),
         ]
         if result.variable.name != "precipitation_probability" {
-            fields += [("persistence_n", json(row.persistence.n)), ("persistence_rmse", .number(row.persistence.rmse)),
-                       ("persistence_skill", .number(row.persistenceSkill))]
+            fields += [("persistence_n", json(row.persistence.n)), ("persistence_rmse", number(row.persistence.rmse)),
+                       ("persistence_skill", number(row.persistenceSkill))]
         }
         if let t = row.contingency {
-            fields += [("threshold_mm", .number(result.options.thresholdMillimetres)),
+            fields += [("threshold_mm", number(result.options.thresholdMillimetres)),
                        ("a", json(t.a)), ("b", json(t.b)), ("c", json(t.c)), ("d", json(t.d)),
-                       ("pod", .number(t.pod)), ("far", .number(t.far)), ("csi", .number(t.csi)), ("ets", .number(t.ets))]
+                       ("pod", number(t.pod)), ("far", number(t.far)), ("csi", number(t.csi)), ("ets", number(t.ets))]
         }
         if let brier = row.brier {
-            fields += [("threshold_mm", .number(result.options.thresholdMillimetres)), ("brier", .number(brier.score)),
-                       ("brier_skill", .number(brier.skillScore)), ("base_rate", .number(brier.baseRate))]
+            fields += [("threshold_mm", number(result.options.thresholdMillimetres)), ("brier", number(brier.score)),
+                       ("brier_skill", number(brier.skillScore)), ("base_rate", number(brier.baseRate))]
         }
         return fields
     }
@@ -460,37 +464,39 @@ enum QueryCommand {
             let rows: [JSON] = result.points.map { p in
                 var fields: [(String, JSON)] = daily
                     ? [("date", .string(p.date)), ("hours", json(p.hours))]
-                    : [("valid_time", time(p.time)), ("issued_at", time(p.issuedAt)), ("lead_hours", .number(p.leadHours))]
-                fields += [("forecast", .number(p.forecast)), ("observed", .number(p.observed)), ("error", .number(p.error)),
-                           ("running_bias", .number(p.runningBias))]
+                    : [("valid_time", time(p.time)), ("issued_at", time(p.issuedAt)), ("lead_hours", number(p.leadHours))]
+                fields += [("forecast", number(p.forecast)), ("observed", number(p.observed)), ("error", number(p.error)),
+                           ("running_bias", number(p.runningBias))]
                 return .object(fields)
             }
             let doc = JSON.object([
-                ("location", .string(location.name)), ("variable", .string(variable.name)), ("source", .string(result.source)),
-                ("model", .string(result.model)), ("lead_h", .number(lead)), ("tolerance_h", .number(tolerance)),
-                ("every", .string(every.rawValue)), ("n", json(result.overall.n)), ("bias", .number(result.overall.bias)),
-                ("mae", .number(result.overall.mae)), ("rows", .array(rows)),
+                ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+                ("source", .string(result.source)), ("model", .string(result.model)), ("lead_h", number(lead)), ("tolerance_h", number(tolerance)),
+                ("every", .string(every.rawValue)), ("n", json(result.overall.n)), ("bias", number(result.overall.bias)),
+                ("mae", number(result.overall.mae)), ("rows", .array(rows)),
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
             let csv = context.csvWriter()
-            csv.header(["location", "model"] + (daily ? ["date", "hours"] : ["valid_time", "issued_at", "lead_hours"])
+            csv.header(["location", "model", "variable", "unit"] + (daily ? ["date", "hours"] : ["valid_time", "issued_at", "lead_hours"])
                        + ["forecast", "observed", "error", "running_bias"])
             for p in result.points {
                 csv.text(location.name)
                 csv.text(result.model)
+                csv.text(variable.name)
+                csv.text(unit)
                 if daily {
                     csv.text(p.date ?? "")
                     csv.integer(Int64(p.hours))
                 } else {
                     csv.isoUTC(p.time)
                     if let issued = p.issuedAt { csv.isoUTC(issued) } else { csv.empty() }
-                    csv.number(p.leadHours)
+                    csv.number(tidy: p.leadHours)
                 }
-                csv.number(p.forecast)
-                csv.number(p.observed)
-                csv.number(p.error)
-                csv.number(p.runningBias)
+                csv.number(tidy: p.forecast)
+                csv.number(tidy: p.observed)
+                csv.number(tidy: p.error)
+                csv.number(tidy: p.runningBias)
                 csv.endRow()
             }
             try csv.flush()
@@ -533,8 +539,23 @@ enum QueryCommand {
         let unitText = unit == "%" ? "%" : " \(unit)"
         let direction = biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
-        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(span(last.time - first.time)) (n=\(s.n) hours)."
+        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(trendPeriod(result, first, last)) (n=\(s.n) hours)."
     }
+
+    /// The period a trend covers: hours from the first to the last valid hour, or (per day) the
+    /// local dates from the first to the last, both ends included.
+    static func trendPeriod(_ result: TrendResult, _ first: TrendPoint, _ last: TrendPoint) -> String {
+        guard result.every == .day, let a = first.date.flatMap(CivilTime.parseLabel), let b = last.date.flatMap(CivilTime.parseLabel) else {
+            return span(last.time - first.time)
+        }
+        let days = (b - a) / 86400 + 1
+        return "\(days) day\(days == 1 ? "" : "s")"
+    }
+}
+
+extension CSVWriter {
+    /// A computed number cell, at 15 significant digits (`NumberText.tidy`).
+    func number(tidy value: Double?) { number(NumberText.tidy(value)) }
 }
 
 enum QuerySupportCLI {

@@ -222,11 +222,13 @@ public struct Exporter {
                     FROM forecast_observation_pairs
                     WHERE location_id = ?1 AND source = ?2 AND forecast_\(variable) IS NOT NULL AND observed_\(variable) IS NOT NULL
                       AND (?3 IS NULL OR valid_time >= ?3) AND (?4 IS NULL OR valid_time < ?4) AND (?5 IS NULL OR model = ?5)
+                      AND valid_time - issued_at < ?6
                     ORDER BY issued_at, run_id, valid_time
                     """
                 let statement = try store.db.cachedStatement(sql)
                 try statement.bind([.integer(location.id), .text(location.source), request.from.map { .integer($0) } ?? .null,
-                                    request.to.map { .integer($0) } ?? .null, request.model.map { .text($0) } ?? .null])
+                                    request.to.map { .integer($0) } ?? .null, request.model.map { .text($0) } ?? .null,
+                                    .integer(Int64(LeadBuckets.maxLeadHours) * 3600)])
                 while let row = try statement.step() {
                     row.withUTF8(0) { csv.text(utf8: $0) }
                     row.withUTF8(1) { csv.text(utf8: $0) }
@@ -266,14 +268,15 @@ public struct Exporter {
                 JOIN forecast_runs r ON r.id = p.run_id
                 WHERE p.location_id = ? AND p.source = ? AND p.model = ?
                   AND p.forecast_\(variable) IS NOT NULL AND p.observed_\(variable) IS NOT NULL
-                  AND (?4 IS NULL OR p.valid_time >= ?4) AND (?5 IS NULL OR p.valid_time < ?5)
+                  AND (?4 IS NULL OR p.valid_time >= ?4) AND (?5 IS NULL OR p.valid_time < ?5) AND p.valid_time - p.issued_at < ?6
                 ORDER BY p.issued_at, p.valid_time
                 """
             let model = try request.model ?? store.db.scalarText("SELECT models FROM locations WHERE id = ?", [.integer(locationID)])
                 .map { String($0.split(separator: ",").first ?? "best_match") } ?? "best_match"
             let statement = try store.db.makeStatement(sql)
             try statement.bind([.integer(location.id), .text(location.source), .text(model),
-                                request.from.map { .integer($0) } ?? .null, request.to.map { .integer($0) } ?? .null])
+                                request.from.map { .integer($0) } ?? .null, request.to.map { .integer($0) } ?? .null,
+                                .integer(Int64(LeadBuckets.maxLeadHours) * 3600)])
             while let row = try statement.step() {
                 let issued = row.int64(0)
                 let lead = Double(row.int64(1) - issued) / 3600

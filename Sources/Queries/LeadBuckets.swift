@@ -29,8 +29,12 @@ public struct LeadBucket: Sendable, Hashable, Comparable, CustomStringConvertibl
 
 /// The lead-time buckets wxdb reports verification scores in.
 public enum LeadBuckets {
+    /// The lead rule for every pair wxdb scores or exports: 0 ≤ lead < 384 h (Open-Meteo's 16
+    /// forecast days); `query verify`, `query trend` and `export pairs` all apply it.
+    public static let maxLeadHours = 384
+
     /// Bucket edges in hours: 0, 6, 12, 24, 48, 72, ..., 384.
-    public static let edges: [Int] = [0, 6, 12] + Array(stride(from: 24, through: 384, by: 24))
+    public static let edges: [Int] = [0, 6, 12] + Array(stride(from: 24, through: maxLeadHours, by: 24))
 
     /// Every bucket in order: [0, 6), [6, 12), [12, 24), [24, 48), ..., [360, 384).
     public static let all: [LeadBucket] = zip(edges, edges.dropFirst()).map { LeadBucket(from: $0, to: $1) }

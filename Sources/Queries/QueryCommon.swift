@@ -49,13 +49,13 @@ public enum UnitSystem: String, Sendable, CaseIterable {
 
     /// A stored metric value in this system.
     public func convert(_ value: Double, _ quantity: Quantity) -> Double {
-        self == .imperial ? Variables.toImperial(value, quantity: quantity) : value
+        self == .imperial ? NumberText.tidy(Variables.toImperial(value, quantity: quantity)) : value
     }
 
     /// A difference of two values (an error, a bias, a change) in this system: scaled, never offset.
     public func convertDifference(_ value: Double, _ quantity: Quantity) -> Double {
         guard self == .imperial else { return value }
-        return Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity)
+        return NumberText.tidy(Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity))
     }
 
     /// The unit label for `quantity`.

@@ -97,12 +97,12 @@ public enum TrendQuery {
             SELECT p.valid_time, p.run_id, p.issued_at, p.forecast_\(column), p.observed_\(column)
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
-              AND p.valid_time - p.issued_at BETWEEN ? AND ?
+              AND p.valid_time - p.issued_at BETWEEN ? AND ? AND p.valid_time - p.issued_at < ?
               AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
             ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
             """,
             [.integer(location.id), .text(source), .text(model)] + options.range.bounds
-                + [.real(target - tolerance), .real(target + tolerance), .real(target)]
+                + [.real(target - tolerance), .real(target + tolerance), .integer(Int64(LeadBuckets.maxLeadHours) * 3600), .real(target)]
         ) { (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4)) }
 
         // The first row of each valid hour is the chosen run (the ORDER BY ranks them).

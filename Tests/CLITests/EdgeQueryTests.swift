@@ -40,3 +40,134 @@ struct PersistenceOffsetTests {
         #expect(abs(skill - (1 - 0.4375 / 2.125)) < 1e-12)
     }
 }
+
+/// Issue 10 point 6: units and numbers in machine output.
+@Suite("units and numbers in machine output")
+struct MachineOutputTests {
+    static let day = utcMidnight(2026, 7, 20)
+    static let forecast: [Double] = [-29.5, 11.5, 12.0, 9.5]
+    static let observed: [Double] = [-29.9, 11.0, 12.5, 9.0]
+
+    /// One run issued at `day` 00:00Z with 390 hours, and station temperatures for every one of them.
+    func setUp() async throws -> Sandbox {
+        let box = Sandbox()
+        #expect(await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let d = Self.day
+        let f = Self.forecast
+        let run = TestResponse(start: d, hours: 390) { t in
+            let k = Int((t - d) / 3600)
+            return k < f.count ? f[k] : 10 + Double(k % 9) / 10
+        }
+        let path = try box.write("run.json", run.json())
+        #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let o = Self.observed
+        let csv = try box.write("station.csv", stationCSV(from: d, hours: 390) { t in
+            let k = Int((t - d) / 3600)
+            return k < o.count ? o[k] : 10.5 + Double(k % 7) / 10
+        })
+        #expect(await box.run("observe", "import", csv, "--location", "Here", "--source", "station").code == 0)
+        return box
+    }
+
+    /// Every number cell of a CSV text (cells that parse as a Double).
+    func numberCells(_ text: String) -> [String] {
+        text.split(separator: "\r\n").dropFirst().flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map(String.init).filter { Double($0) != nil }
+    }
+
+    @Test("--units imperial names its unit in JSON and CSV of verify and trend")
+    func unitsNamed() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let common = ["--location", "Here", "--source", "station", "--units", "imperial"]
+        let verify = await box.run(["query", "verify", "--format", "json"] + common)
+        #expect(try parseJSON(verify.stdout)["unit"]?.stringValue == "°F")
+        let trend = await box.run(["query", "trend", "--lead", "1", "--tolerance", "1", "--format", "json"] + common)
+        #expect(try parseJSON(trend.stdout)["unit"]?.stringValue == "°F")
+        for command in [["query", "verify"], ["query", "trend", "--lead", "1", "--tolerance", "1"]] {
+            let csv = await box.run(command + ["--format", "csv"] + common)
+            let lines = csv.stdout.split(separator: "\r\n")
+            let header = lines[0].split(separator: ",")
+            let column = try #require(header.firstIndex(of: "unit"), "\(command): \(lines[0])")
+            #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false)[column] == "°F" })
+        }
+        let metric = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json")
+        #expect(try parseJSON(metric.stdout)["unit"]?.stringValue == "°C")
+    }
+
+    @Test("numbers are written without arithmetic noise: -29.9 °C is -21.82 °F")
+    func shortestNumbers() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let csv = await box.run("query", "trend", "--location", "Here", "--source", "station", "--units", "imperial",
+                                "--lead", "1", "--tolerance", "1", "--format", "csv")
+        let first = csv.stdout.split(separator: "\r\n")[1].split(separator: ",")
+        // location,model,variable,unit,valid_time,issued_at,lead_hours,forecast,observed,...
+        #expect(first[7] == "-21.1")  // -29.5 °C
+        #expect(first[8] == "-21.82")  // -29.9 °C; computed, -21.819999999999993
+        var outputs = [csv.stdout]
+        outputs.append(await box.run("query", "verify", "--location", "Here", "--source", "station", "--units", "imperial", "--format", "csv").stdout)
+        outputs.append(await box.run("query", "trend", "--location", "Here", "--source", "station", "--units", "imperial",
+                                     "--lead", "30", "--every", "day", "--format", "csv").stdout)
+        outputs.append(await box.run("export", "pairs", "--location", "Here", "--source", "station").stdout)
+        for output in outputs {
+            let noisy = numberCells(output).filter { NumberText.significantDigits($0) > 15 }
+            #expect(noisy.isEmpty, "\(noisy)")
+        }
+        let json = await box.run("query", "verify", "--location", "Here", "--source", "station", "--units", "imperial", "--format", "json")
+        let numbers = json.stdout.split(whereSeparator: { ",:[]{}".contains($0) }).map(String.init).filter { Double($0) != nil }
+        #expect(numbers.count > 100)
+        #expect(numbers.allSatisfy { NumberText.significantDigits($0) <= 15 })
+    }
+
+    @Test("export pairs and verify follow one lead rule, 0 <= lead < 384 h")
+    func leadRule() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let verify = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json")
+        let rows = try #require(try parseJSON(verify.stdout)["rows"]?.arrayValue)
+        let n = rows.compactMap { $0["n"]?.numberValue }.reduce(0, +)
+        #expect(n == 384)
+        let pairs = await box.run("export", "pairs", "--location", "Here", "--source", "station")
+        let lines = pairs.stdout.split(separator: "\r\n").dropFirst()
+        #expect(Double(lines.count) == n)
+        let leads = lines.compactMap { Double($0.split(separator: ",")[4]) }
+        #expect(leads.max() == 383)
+        let verif = await box.run("export", "pairs", "--location", "Here", "--source", "station", "--format", "verif")
+        #expect(Double(verif.stdout.split(separator: "\n").count - 3) == n)
+    }
+
+    @Test("error_sd divides by n - 1, as MET's ESTDEV")
+    func errorSD() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let d = Self.day
+        let verify = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json",
+                                   "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 3 * 3600))
+        let row = try #require(try parseJSON(verify.stdout)["rows"]?.arrayValue?.first)
+        let errors = zip(Self.forecast, Self.observed).map { $0 - $1 }
+        let mean = errors.reduce(0, +) / Double(errors.count)
+        let expected = (errors.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(errors.count - 1)).squareRoot()
+        #expect(row["n"]?.numberValue == 4)
+        let sd = try #require(row["error_sd"]?.numberValue)
+        #expect(abs(sd - expected) < 1e-9)
+    }
+
+    @Test("trend's headline names the period and the hours for every --every")
+    func trendHeadline() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let d = Self.day
+        let base = ["query", "trend", "--location", "Here", "--source", "station", "--lead", "3", "--tolerance", "3",
+                    "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 23 * 3600)]
+        // Leads 0 to 6 h of the one run: hours 00:00 to 06:00 of one day.
+        let daily = await box.run(base + ["--every", "day"])
+        #expect(daily.stdout.contains("over 1 day (n=7 hours)"), "\(daily.stdout)")
+        let hourly = await box.run(base + ["--every", "hour"])
+        #expect(hourly.stdout.contains("over 7 hours (n=7 hours)"), "\(hourly.stdout)")
+        let days = await box.run(["query", "trend", "--location", "Here", "--source", "station", "--lead", "60", "--tolerance", "12",
+                                  "--every", "day"])
+        // Leads 48 to 72 h: 2026-07-22 00:00 to 07-23 00:00, two local dates, 25 hours.
+        #expect(days.stdout.contains("over 2 days (n=25 hours)"), "\(days.stdout)")
+    }
+}
