@@ -101,6 +101,15 @@ enum QueryCommand {
         return "\(Int((Double(hours) / 24).rounded())) days"
     }
 
+    /// Says so when the default source is not the best-ranked one, because better-ranked ones had
+    /// no observation at any forecast hour asked for.
+    static func noteSkippedSources(_ store: Store, _ location: Location, chosen: String, requested: String?, _ context: Context) throws {
+        guard requested == nil else { return }
+        let ranked = try ObservationSources.ranked(store, locationID: location.id)
+        guard let position = ranked.firstIndex(of: chosen), position > 0 else { return }
+        context.note("Using source \(chosen): \(ranked[..<position].joined(separator: ", ")) has no observation at these forecasts' hours; choose one with --source")
+    }
+
     // MARK: runs
 
     static var runs: Command {
@@ -300,6 +309,7 @@ enum QueryCommand {
             variable: variable, source: args.value("source"), range: try range(args, location, context), grouping: grouping,
             model: args.value("model"), thresholdMillimetres: threshold, units: units)
         let result = try VerifyQuery.verify(store, location: location, options: options)
+        try noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         if result.prunedDaysLeftOut > 0 {
             context.note("Note: \(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them")
         }
@@ -456,6 +466,7 @@ enum QueryCommand {
             variable: variable, leadHours: lead, toleranceHours: tolerance, range: try range(args, location, context),
             every: every, source: args.value("source"), model: args.value("model"), units: units)
         let result = try TrendQuery.trend(store, location: location, options: options)
+        try noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let unit = units.unit(variable.quantity)
         let daily = every == .day
 

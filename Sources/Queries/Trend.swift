@@ -88,10 +88,12 @@ public enum TrendQuery {
         let column = try QuerySupport.column(variable)
         try QuerySupport.requireRuns(store, location: location, model: options.model)
         let model = try options.model ?? defaultModel(store, location: location)
-        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
-
         let target = options.leadHours * 3600
         let tolerance = options.toleranceHours * 3600
+        let source = try ObservationSources.resolve(
+            store, location: location, requested: options.source,
+            pairing: .init(variable: variable, range: options.range, model: model,
+                           leadSeconds: Int64((target - tolerance).rounded(.up))..<(Int64((target + tolerance).rounded(.down)) + 1)))
         let rows = try store.db.rows(
             """
             SELECT p.valid_time, p.run_id, p.issued_at, p.forecast_\(column), p.observed_\(column)

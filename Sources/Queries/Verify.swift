@@ -100,8 +100,11 @@ extension VerifyOptions {
 
 /// `wxdb query verify`: forecasts against observations, grouped by lead.
 public enum VerifyQuery {
-    /// Pairs every run's forecast (lead ≥ 0) with the observation at exactly its valid time, via
-    /// the `forecast_observation_pairs` view, and scores them per group. Each run counts once per
+    /// Pairs every run's forecast (0 ≤ lead < 384 h) with the observation at exactly its valid time,
+    /// via the `forecast_observation_pairs` view, and scores them per group. Persistence, the
+    /// reference of the skill score, is the latest observation at or before the run's `issued_at`
+    /// and less than an hour before it, carried forward: observations sit on the location's whole
+    /// local hours, which at offsets such as +05:45 or −03:30 are not whole UTC hours. Each run counts once per
     /// valid hour. Throws a `QueryError` naming what is missing when there is nothing to score.
     public static func verify(_ store: Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
         let variable = options.variable
@@ -116,14 +119,19 @@ public enum VerifyQuery {
         let observedColumn = isProbability ? "precipitation" : forecastColumn
 
         try QuerySupport.requireRuns(store, location: location, model: options.model)
-        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
+        let source = try ObservationSources.resolve(
+            store, location: location, requested: options.source,
+            pairing: .init(variable: variable, range: options.range, model: options.model))
 
         let sql = """
             SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn), ref.\(observedColumn)
             FROM forecast_observation_pairs p
             LEFT JOIN observations ref
                    ON ref.location_id = p.location_id AND ref.source = p.source
-                  AND ref.time = \(persistenceTimeSQL(observedColumn))
+                  -- persistence: the latest observation at or before issued_at, less than an hour before it
+                  AND ref.time = (SELECT max(o.time) FROM observations o
+                                   WHERE o.location_id = p.location_id AND o.source = p.source AND o.time <= p.issued_at
+                                     AND o.time > p.issued_at - 3600 AND o.\(observedColumn) IS NOT NULL)
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
               AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
@@ -164,18 +172,6 @@ public enum VerifyQuery {
             location: location.name, variable: variable, source: source,
             options: .init(grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
             rows: rows, prunedDaysLeftOut: prunedDaysLeftOut)
-    }
-
-    /// The persistence reference of a pair `p`: the latest observation (from the pair's source,
-    /// with a value) at or before the run's `issued_at` and less than an hour before it, carried
-    /// forward. Observations sit on the location's whole local hours, which at offsets such as
-    /// +05:45 or −03:30 are not whole UTC hours, so the reference is looked up, not computed.
-    static func persistenceTimeSQL(_ column: String) -> String {
-        """
-        (SELECT max(o.time) FROM observations o
-          WHERE o.location_id = p.location_id AND o.source = p.source
-            AND o.time <= p.issued_at AND o.time > p.issued_at - 3600 AND o.\(column) IS NOT NULL)
-        """
     }
 
     /// Adds one forecast/observation pair (stored units) to a group's scores.

@@ -171,3 +171,66 @@ struct MachineOutputTests {
         #expect(days.stdout.contains("over 2 days (n=25 hours)"), "\(days.stdout)")
     }
 }
+
+/// Issue 10 point 4: the default observation source is one that pairs.
+@Suite("the default observation source pairs, and query and export agree on it")
+struct DefaultSourceTests {
+    static let day = utcMidnight(2026, 7, 20)
+
+    func setUp() async throws -> Sandbox {
+        let box = Sandbox()
+        #expect(await box.run("locations", "add", "Berlin", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let d = Self.day
+        let run = TestResponse(start: d, hours: 48) { 10 + Double(($0 / 3600) % 6) / 10 }
+        let path = try box.write("run.json", run.json())
+        #expect(await box.run("import", path, "--location", "Berlin", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let era5 = try box.write("era5.csv", stationCSV(from: d, hours: 48) { 10.2 + Double(($0 / 3600) % 4) / 10 })
+        #expect(await box.run("observe", "import", era5, "--location", "Berlin", "--source", "era5").code == 0)
+        return box
+    }
+
+    func answers(_ box: Sandbox) async throws -> (verifySource: String?, n: Double, trendSource: String?, pairs: [String], note: String) {
+        let verify = await box.run("query", "verify", "--location", "Berlin", "--format", "json")
+        #expect(verify.code == 0, "\(verify.stderrText)")
+        let doc = try parseJSON(verify.stdout)
+        let n = (doc["rows"]?.arrayValue ?? []).compactMap { $0["n"]?.numberValue }.reduce(0, +)
+        let trend = await box.run("query", "trend", "--location", "Berlin", "--lead", "12", "--format", "json")
+        #expect(trend.code == 0, "\(trend.stderrText)")
+        let export = await box.run("export", "pairs", "--location", "Berlin")
+        #expect(export.code == 0)
+        let sources = export.stdout.split(separator: "\r\n").dropFirst().map { String($0.split(separator: ",").last!) }
+        return (doc["source"]?.stringValue, n, try parseJSON(trend.stdout)["source"]?.stringValue, sources,
+                verify.stderrText + "\n" + export.stderrText)
+    }
+
+    @Test("a station file whose hours no forecast covers does not take the default from era5")
+    func stationThatDoesNotPair() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let before = try await answers(box)
+        #expect(before.verifySource == "era5" && before.n == 48)
+        // Two rows a week before any forecast: imported sources rank first, but these pair with nothing.
+        let good = try box.write("good.csv", stationCSV(from: Self.day - 7 * 86400, hours: 2) { _ in 5 })
+        #expect(await box.run("observe", "import", good, "--location", "Berlin", "--source", "mystation").code == 0)
+        let after = try await answers(box)
+        #expect(after.verifySource == "era5")
+        #expect(after.trendSource == "era5")
+        #expect(after.n == 48)
+        #expect(Double(after.pairs.count) == after.n)
+        #expect(after.pairs.allSatisfy { $0 == "era5" })
+        #expect(after.note.contains("mystation has no observation at these forecasts' hours"), "\(after.note)")
+        #expect(after.note.contains("Pairs of temperature_2m for Berlin use source era5"), "\(after.note)")
+    }
+
+    @Test("a station file that pairs keeps its precedence, in query and export alike")
+    func stationThatPairs() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let good = try box.write("good.csv", stationCSV(from: Self.day + 3 * 3600, hours: 2) { _ in 5 })
+        #expect(await box.run("observe", "import", good, "--location", "Berlin", "--source", "mystation").code == 0)
+        let result = try await answers(box)
+        #expect(result.verifySource == "mystation")
+        #expect(result.n == 2)
+        #expect(result.pairs == ["mystation", "mystation"])
+    }
+}
