@@ -52,13 +52,13 @@ struct ReviewRegressionTests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("time zone is not known yet"))
         #expect(await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                              "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00").code == 0)
+                              "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00", "--force").code == 0)
         // Once the zone is set, a local time is read in it (05:02 in Berlin in January is 04:02Z).
         let other = Sandbox()
         await other.run("locations", "add", "Home", "--lat", "52.52", "--lon", "13.41")
         #expect(await other.run("locations", "set", "Home", "--timezone", "Europe/Berlin").code == 0)
         #expect(await other.run("import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                                "--location", "Home", "--fetched-at", "2026-01-10T05:02").code == 0)
+                                "--location", "Home", "--fetched-at", "2026-01-10T05:02", "--force").code == 0)
         let db = try Database(path: other.db)
         #expect(try db.scalarInt("SELECT fetched_at FROM forecast_runs") == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))
     }
