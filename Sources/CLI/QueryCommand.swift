@@ -140,7 +140,7 @@ enum QueryCommand {
                         ("issued_at_source", .string(r.issuedAtSource)), ("first_fetch", time(r.firstFetch)),
                         ("last_fetch", time(r.lastFetch)), ("repeats", json(r.repeats)),
                         ("first_valid_time", time(r.firstValidTime)), ("last_valid_time", time(r.lastValidTime)),
-                        ("hour_count", json(r.hourCount)),
+                        ("hour_count", json(r.hourCount)), ("pruned_at", time(r.prunedAt)),
                     ])
                 })),
             ])
@@ -148,7 +148,7 @@ enum QueryCommand {
         case "csv":
             let csv = context.csvWriter()
             csv.header(["location", "run_id", "model", "issued_at", "issued_at_source", "first_fetch", "last_fetch", "repeats",
-                        "first_valid_time", "last_valid_time", "hour_count"])
+                        "first_valid_time", "last_valid_time", "hour_count", "pruned_at"])
             for r in runs {
                 csv.text(location.name)
                 csv.integer(r.id)
@@ -161,6 +161,7 @@ enum QueryCommand {
                 if let t = r.firstValidTime { csv.isoUTC(t) } else { csv.empty() }
                 if let t = r.lastValidTime { csv.isoUTC(t) } else { csv.empty() }
                 csv.integer(Int64(r.hourCount))
+                if let t = r.prunedAt { csv.isoUTC(t) } else { csv.empty() }
                 csv.endRow()
             }
             try csv.flush()
@@ -174,8 +175,12 @@ enum QueryCommand {
                     r.model, local(r.issuedAt, location), r.issuedAtSource == "model_run" ? "model run" : "first fetch",
                     local(r.firstFetch, location), local(r.lastFetch, location), String(r.repeats),
                     r.firstValidTime.map { local($0, location) } ?? "", r.lastValidTime.map { local($0, location) } ?? "",
-                    String(r.hourCount),
+                    r.prunedAt == nil ? String(r.hourCount) : "\(r.hourCount), pruned",
                 ])
+            }
+            let pruned = runs.filter { $0.prunedAt != nil }.count
+            if pruned > 0 {
+                context.note("Note: \(pruned) run(s) were pruned: their hourly and daily rows are gone (their scores are kept for 'query verify')")
             }
             context.out(table.render())
         }
@@ -214,6 +219,9 @@ enum QueryCommand {
             store, location: location, validTime: at, variable: variable, source: args.value("source"),
             model: args.value("model"), units: units)
         let unit = units.unit(variable.quantity)
+        if history.prunedRuns > 0 {
+            context.note("Note: \(history.prunedRuns) run(s) that forecast this hour were pruned (their hourly rows are gone); not listed.")
+        }
         if history.laterRuns > 0 {
             context.note("\(history.laterRuns) run(s) issued after this hour hold it as a past hour; not listed.")
         }
@@ -229,7 +237,7 @@ enum QueryCommand {
                     .object([("model", .string(e.model)), ("issued_at", time(e.issuedAt)), ("lead_hours", number(e.leadHours)),
                              ("value", number(e.value)), ("change", number(e.change))])
                 })),
-                ("observed", observed),
+                ("observed", observed), ("pruned_runs", json(history.prunedRuns)),
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
@@ -310,9 +318,10 @@ enum QueryCommand {
             model: args.value("model"), thresholdMillimetres: threshold, units: units)
         let result = try VerifyQuery.verify(store, location: location, options: options)
         try noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
-        if result.prunedDaysLeftOut > 0 {
-            context.note("Note: \(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them")
-        }
+        let notes = result.prunedDaysLeftOut > 0
+            ? ["\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them"]
+            : []
+        for note in notes { context.note("Note: " + note) }
         let isProbability = variable.name == "precipitation_probability"
         let unit = isProbability ? "%" : units.unit(variable.quantity)
 
@@ -322,6 +331,7 @@ enum QueryCommand {
                 ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
                 ("source", .string(result.source)),
                 ("rows", .array(result.rows.map { .object(verifyFields(row: $0, result: result)) })),
+                ("notes", .array(notes.map { .string($0) })),
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
@@ -366,6 +376,8 @@ enum QueryCommand {
                 if isPrecipitation, let t = row.contingency {
                     cells += [String(t.a), String(t.b), String(t.c), String(t.d), formatNumber(t.pod, places: 3),
                               formatNumber(t.far, places: 3), formatNumber(t.csi, places: 3), formatNumber(t.ets, places: 3)]
+                } else if isPrecipitation {
+                    cells += Array(repeating: "", count: 8)  // pruned sums only, at another threshold
                 }
                 if isProbability { cells.append(formatNumber(row.brier?.score, places: 3)) }
                 if byModel { cells.insert(row.model ?? "", at: 0) }
@@ -396,14 +408,19 @@ enum QueryCommand {
             fields += [("persistence_n", json(row.persistence.n)), ("persistence_rmse", number(row.persistence.rmse)),
                        ("persistence_skill", number(row.persistenceSkill))]
         }
-        if let t = row.contingency {
+        // Every row of a kind has the same keys: a row made only from pruned sums (kept at the default
+        // threshold) has null scores at another threshold, not missing ones.
+        if result.variable.name == "precipitation" {
+            let t = row.contingency
             fields += [("threshold_mm", number(result.options.thresholdMillimetres)),
-                       ("a", json(t.a)), ("b", json(t.b)), ("c", json(t.c)), ("d", json(t.d)),
-                       ("pod", number(t.pod)), ("far", number(t.far)), ("csi", number(t.csi)), ("ets", number(t.ets))]
+                       ("a", json(t.map { Int64($0.a) })), ("b", json(t.map { Int64($0.b) })),
+                       ("c", json(t.map { Int64($0.c) })), ("d", json(t.map { Int64($0.d) })),
+                       ("pod", number(t?.pod)), ("far", number(t?.far)), ("csi", number(t?.csi)), ("ets", number(t?.ets))]
         }
-        if let brier = row.brier {
-            fields += [("threshold_mm", number(result.options.thresholdMillimetres)), ("brier", number(brier.score)),
-                       ("brier_skill", number(brier.skillScore)), ("base_rate", number(brier.baseRate))]
+        if result.variable.name == "precipitation_probability" {
+            let brier = row.brier
+            fields += [("threshold_mm", number(result.options.thresholdMillimetres)), ("brier", number(brier?.score)),
+                       ("brier_skill", number(brier?.skillScore)), ("base_rate", number(brier?.baseRate))]
         }
         return fields
     }

@@ -25,6 +25,8 @@ public struct ForecastHistory: Sendable, Equatable {
     public var entries: [Entry]
     /// Runs holding the hour as a past hour (issued after it): not forecasts, so not listed.
     public var laterRuns: Int
+    /// Runs that forecast the hour but were pruned (their hourly rows are gone), so not listed.
+    public var prunedRuns: Int
     /// The observation at the hour from `observedSource`, in the display unit.
     public var observed: Double?
     public var observedSource: String?
@@ -49,12 +51,15 @@ public enum ForecastHistoryQuery {
         ) { (id: $0.int64(0), model: $0.string(1), issuedAt: $0.int64(2), value: $0.optionalDouble(3)) }
 
         let forecasts = rows.filter { $0.issuedAt <= validTime }
+        let pruned = try store.prunedRunsCovering(validTime, locationID: location.id, model: model)
         guard !forecasts.isEmpty else {
             let span = try store.db.firstRow(
                 "SELECT min(first_valid_time), max(last_valid_time) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
                 [.integer(location.id), model.sqlValue, model.sqlValue]) { ($0.optionalInt64(0), $0.optionalInt64(1)) }
             var detail = ""
-            if !rows.isEmpty {
+            if pruned > 0 {
+                detail = "the \(pruned) run(s) that forecast it were pruned: their hourly rows are gone, their scores are kept for 'wxdb query verify'"
+            } else if !rows.isEmpty {
                 detail = "\(rows.count) run(s) hold it only as a past hour, issued after it"
             } else if let span, let a = span.0, let b = span.1 {
                 detail = "stored forecasts cover \(CivilTime.isoUTC(a)) to \(CivilTime.isoUTC(b))"
@@ -92,7 +97,7 @@ public enum ForecastHistoryQuery {
             }
         }
         return ForecastHistory(location: location.name, variable: variable, units: units, validTime: validTime,
-                               entries: entries, laterRuns: rows.count - forecasts.count,
+                               entries: entries, laterRuns: rows.count - forecasts.count, prunedRuns: pruned,
                                observed: observed, observedSource: observedSource)
     }
 }

@@ -20,18 +20,14 @@ public enum Pruner {
     /// Variables whose pairs are summarised: every kept quantity (weather codes are categories).
     static let variables = Variables.hourly.filter { $0.quantity != .code }
 
-    /// Prunes runs issued before `now - keepDays` days.
+    /// Prunes runs issued before `now - keepDays` days, except the latest run of each location and
+    /// model, whatever its age (the next fetch continues or repeats it, so it must keep its rows).
     public static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int = 20) throws -> PruneResult {
         let cutoff = now - Int64(keepDays) * 86400
         var result = PruneResult()
         while true {
             let done = try store.db.transaction { () -> Bool in
-                let runs = try store.db.rows(
-                    """
-                    SELECT r.id, l.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id
-                    WHERE r.issued_at < ? AND r.pruned_at IS NULL ORDER BY r.id LIMIT ?
-                    """,
-                    [.integer(cutoff), .integer(Int64(batchSize))]) { (id: $0.int64(0), timezone: $0.string(1)) }
+                let runs = try store.prunableRuns(before: cutoff, limit: batchSize)
                 if runs.isEmpty { return true }
                 var sums: [SummaryKey: VerifyRow] = [:]
                 for run in runs { try summarise(store, runID: run.id, timezone: run.timezone, into: &sums) }
@@ -49,6 +45,12 @@ public enum Pruner {
             if done { break }
         }
         return result
+    }
+
+    /// What `prune` would remove, changing nothing (`wxdb prune --dry-run`).
+    public static func plan(_ store: Store, keepDays: Int, now: Int64) throws -> PruneResult {
+        let totals = try store.prunableTotals(before: now - Int64(keepDays) * 86400)
+        return PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
     }
 
     struct SummaryKey: Hashable {

@@ -12,6 +12,8 @@ struct TestResponse {
     var start: Int64
     var hours: Int
     var temperature: @Sendable (Int64) -> Double
+    /// Hourly precipitation (mm), when the response has it.
+    var precipitation: (@Sendable (Int64) -> Double)? = nil
 
     var times: [Int64] { (0..<hours).map { start + Int64($0) * 3600 } }
 
@@ -26,10 +28,11 @@ struct TestResponse {
             if days.last?.0 == midnight { days[days.count - 1].1.append(value) } else { days.append((midnight, [value])) }
         }
         func list(_ xs: [Double]) -> String { "[" + xs.map { JSON.numberText($0) }.joined(separator: ",") + "]" }
+        let rain = precipitation.map { ",\"precipitation\":" + list(times.map($0)) } ?? ""
         return """
             {"latitude":\(latitude),"longitude":\(longitude),"elevation":40,"utc_offset_seconds":\(offset),"timezone":"GMT",
              "hourly_units":{"time":"unixtime","temperature_2m":"°C"},
-             "hourly":{"time":[\(times.map(String.init).joined(separator: ","))],"temperature_2m":\(list(values))},
+             "hourly":{"time":[\(times.map(String.init).joined(separator: ","))],"temperature_2m":\(list(values))\(rain)},
              "daily_units":{"time":"unixtime","temperature_2m_max":"°C","temperature_2m_min":"°C"},
              "daily":{"time":[\(days.map { String($0.0) }.joined(separator: ","))],
                       "temperature_2m_max":\(list(days.map { $0.1.max()! })),"temperature_2m_min":\(list(days.map { $0.1.min()! }))}}

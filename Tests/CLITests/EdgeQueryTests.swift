@@ -234,3 +234,91 @@ struct DefaultSourceTests {
         #expect(result.pairs == ["mystation", "mystation"])
     }
 }
+
+/// Issue 10 point 5: prune keeps what ingest cannot bring back, and says what it removed.
+@Suite("prune keeps the latest run and says what it pruned")
+struct PruneEdgeTests {
+    static let day = utcMidnight(2026, 7, 20)
+
+    /// Run A issued `day` 00:00Z and run B a day later, 72 hours each, with station temperatures
+    /// and precipitation for every hour.
+    func setUp() async throws -> (Sandbox, String) {
+        let box = Sandbox()
+        #expect(await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let d = Self.day
+        let a = TestResponse(start: d, hours: 72, temperature: { 10 + Double(($0 / 3600) % 5) / 10 },
+                             precipitation: { Double(($0 / 3600) % 3) / 10 })
+        let b = TestResponse(start: d + 86400, hours: 72, temperature: { 12 + Double(($0 / 3600) % 7) / 10 },
+                             precipitation: { Double(($0 / 3600) % 4) / 10 })
+        #expect(await box.run("import", try box.write("a.json", a.json()), "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let bPath = try box.write("b.json", b.json())
+        #expect(await box.run("import", bPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 86400)).code == 0)
+        var csv = "time,temperature_2m,precipitation\n"
+        for k in 0..<(4 * 24) {
+            let t = d + Int64(k) * 3600
+            csv += "\(CivilTime.isoUTC(t)),\(11 + Double(k % 6) / 10),\(Double(k % 5) / 10)\n"
+        }
+        #expect(await box.run("observe", "import", try box.write("station.csv", csv), "--location", "Here", "--source", "station").code == 0)
+        return (box, bPath)
+    }
+
+    @Test("--keep-days 0 keeps the latest run; --dry-run changes nothing; runs and forecast say what was pruned")
+    func keepsLatest() async throws {
+        let (box, bPath) = try await setUp()
+        defer { box.remove() }
+        let d = Self.day
+        let before = try counts(box.db)
+        let dry = await box.run("prune", "--keep-days", "0", "--dry-run")
+        #expect(dry.code == 0)
+        #expect(dry.stdout.contains("Would prune 1 runs: 72 hourly and 3 daily rows"), "\(dry.stdout)")
+        #expect(try counts(box.db) == before)
+
+        #expect(await box.run("prune", "--keep-days", "0").code == 0)
+        #expect(try counts(box.db)["hourly_forecasts"] == 72)  // run B, the latest, keeps every hour
+        // The latest run's content again is recognised, and its hours are still there to ask about.
+        let again = await box.run("import", bPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 86400 + 3600))
+        #expect(again.stderrText.contains("0 new run(s)"))
+        let latest = await box.run("query", "forecast", "--location", "Here", "--at", CivilTime.isoUTC(d + 2 * 86400), "--format", "json")
+        #expect(latest.code == 0, "\(latest.stderrText)")
+        #expect(try parseJSON(latest.stdout)["pruned_runs"]?.numberValue == 1)
+        #expect(latest.stderrText.contains("1 run(s) that forecast this hour were pruned"))
+        // An hour only the pruned run held.
+        let gone = await box.run("query", "forecast", "--location", "Here", "--at", CivilTime.isoUTC(d + 6 * 3600))
+        #expect(gone.code == 1)
+        #expect(gone.stderrText.contains("were pruned: their hourly rows are gone"), "\(gone.stderrText)")
+
+        let runs = await box.run("query", "runs", "--location", "Here", "--format", "json")
+        let list = try #require(try parseJSON(runs.stdout)["runs"]?.arrayValue)
+        #expect(list.map { $0["pruned_at"]?.stringValue != nil } == [true, false])
+        let table = await box.run("query", "runs", "--location", "Here")
+        #expect(table.stdout.contains("72, pruned"), "\(table.stdout)")
+        #expect(table.stderrText.contains("1 run(s) were pruned"))
+    }
+
+    @Test("rows made only from pruned sums carry every key; the range note is in JSON")
+    func prunedRowsAndNotes() async throws {
+        let (box, _) = try await setUp()
+        defer { box.remove() }
+        #expect(await box.run("prune", "--keep-days", "0").code == 0)
+        // Day 1 holds only the pruned run's pairs; at a threshold other than 0.1 mm its table is unknown.
+        let verify = await box.run("query", "verify", "--location", "Here", "--source", "station", "--var", "precipitation",
+                                   "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json")
+        #expect(verify.code == 0, "\(verify.stderrText)")
+        let doc = try parseJSON(verify.stdout)
+        let rows = try #require(doc["rows"]?.arrayValue)
+        #expect(!rows.isEmpty)
+        for row in rows {
+            for key in ["threshold_mm", "a", "b", "c", "d", "pod", "far", "csi", "ets", "persistence_n", "persistence_skill"] {
+                #expect(row[key] != nil, "missing \(key)")
+            }
+            #expect(row["a"] == .null)
+        }
+        #expect(doc["notes"]?.arrayValue == [])
+        // A range that cuts the pruned day: left out, and said so in the document itself.
+        let cut = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json",
+                                "--from", "2026-07-20T06:00Z", "--to", "2026-07-22")
+        let notes = try #require(try parseJSON(cut.stdout)["notes"]?.arrayValue)
+        #expect(notes.count == 1)
+        #expect(notes.first?.stringValue?.contains("partly inside --from/--to and were left out") == true)
+    }
+}
