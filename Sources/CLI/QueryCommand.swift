@@ -21,7 +21,8 @@ enum QueryCommand {
     static let unitsOption = OptionSpec.option("units", "system", "metric or imperial (°F, mph, inch), applied when printing.", default: "metric")
     static let varOption = OptionSpec.option("var", "variable", "Hourly variable, as Open-Meteo names it.", default: "temperature_2m")
     static let sourceOption = OptionSpec.option(
-        "source", "name", "Observation source.", default: "an imported source, else era5, else analysis, else current")
+        "source", "name", "Observation source.",
+        default: "the first of imported sources, era5, analysis, current that has observations at the forecast hours asked for")
     static let modelOption = OptionSpec.option("model", "model", "Only this model's runs.")
     static let fromOption = OptionSpec.option("from", "time", "Start (ISO 8601; a bare date is the location's local midnight).")
     static let toOption = OptionSpec.option("to", "time", "End, inclusive (a bare date includes that whole local day).")
@@ -292,9 +293,10 @@ enum QueryCommand {
             abstract: "Score forecasts against observations: n, bias, MAE, RMSE per lead-time bucket (and more).",
             discussion: """
                 Each run's forecast is paired with the observation at exactly its valid time (lead >= 0; the
-                forecast_observation_pairs view). --from/--to filter on valid time. Persistence skill is the MSE
-                skill score against the observation at the run's issue hour carried forward, over the pairs that
-                have one (persistence n). precipitation adds POD, FAR, CSI and ETS at --threshold;
+                forecast_observation_pairs view), for leads from 0 up to 384 h. --from/--to filter on valid time.
+                Persistence skill is the MSE skill score against the latest observation at or before the run's
+                issue time (less than an hour before it) carried forward, over the pairs that have one
+                (persistence n). error_sd divides by n - 1, as MET's ESTDEV. precipitation adds POD, FAR, CSI and ETS at --threshold;
                 precipitation_probability adds the Brier score against observed precipitation >= --threshold.
                 """,
             options: [locationOption, varOption, sourceOption, fromOption, toOption,
