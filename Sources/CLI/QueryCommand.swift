@@ -243,7 +243,8 @@ enum QueryCommand {
             context.out(doc.serialized() + "\n")
         case "csv":
             let csv = context.csvWriter()
-            csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "value", "change", "observed", "observed_source"])
+            csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "unit", "value", "change", "observed",
+                        "observed_source"])
             for e in history.entries {
                 csv.text(location.name)
                 csv.text(e.model)
@@ -251,6 +252,7 @@ enum QueryCommand {
                 csv.isoUTC(at)
                 csv.number(tidy: e.leadHours)
                 csv.text(variable.name)
+                csv.text(unit)
                 csv.number(tidy: e.value)
                 csv.number(tidy: e.change)
                 csv.number(tidy: history.observed)

@@ -91,6 +91,11 @@ struct MachineOutputTests {
             let column = try #require(header.firstIndex(of: "unit"), "\(command): \(lines[0])")
             #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false)[column] == "°F" })
         }
+        // query forecast's CSV names it too (its JSON always did).
+        let forecast = await box.run(["query", "forecast", "--at", CivilTime.isoUTC(Self.day + 5 * 3600), "--format", "csv"] + common)
+        let lines = forecast.stdout.split(separator: "\r\n")
+        #expect(lines[0].split(separator: ",")[6] == "unit")
+        #expect(lines[1].split(separator: ",")[6] == "°F")
         let metric = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json")
         #expect(try parseJSON(metric.stdout)["unit"]?.stringValue == "°C")
     }
