@@ -102,9 +102,8 @@ extension VerifyOptions {
 public enum VerifyQuery {
     /// Pairs every run's forecast (0 ≤ lead < 384 h) with the observation at exactly its valid time,
     /// via the `forecast_observation_pairs` view, and scores them per group. Persistence, the
-    /// reference of the skill score, is the latest observation at or before the run's `issued_at`
-    /// and less than an hour before it, carried forward: observations sit on the location's whole
-    /// local hours, which at offsets such as +05:45 or −03:30 are not whole UTC hours. Each run counts once per
+    /// reference of the skill score, is `Store.persistenceReferences`: the latest observation at or
+    /// before the run's `issued_at` and less than an hour before it, carried forward. Each run counts once per
     /// valid hour. Throws a `QueryError` naming what is missing when there is nothing to score.
     public static func verify(_ store: Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
         let variable = options.variable
@@ -123,15 +122,11 @@ public enum VerifyQuery {
             store, location: location, requested: options.source,
             pairing: .init(variable: variable, range: options.range, model: options.model))
 
+        let references = try store.persistenceReferences(locationID: location.id, source: source, column: observedColumn,
+                                                         model: options.model)
         let sql = """
-            SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn), ref.\(observedColumn)
+            SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn)
             FROM forecast_observation_pairs p
-            LEFT JOIN observations ref
-                   ON ref.location_id = p.location_id AND ref.source = p.source
-                  -- persistence: the latest observation at or before issued_at, less than an hour before it
-                  AND ref.time = (SELECT max(o.time) FROM observations o
-                                   WHERE o.location_id = p.location_id AND o.source = p.source AND o.time <= p.issued_at
-                                     AND o.time > p.issued_at - 3600 AND o.\(observedColumn) IS NOT NULL)
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
               AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
@@ -152,7 +147,7 @@ public enum VerifyQuery {
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             group.firstValidTime = min(group.firstValidTime, validTime)
             group.lastValidTime = max(group.lastValidTime, validTime)
-            add(&group, forecast: row.double(3), observed: row.double(4), reference: row.optionalDouble(5),
+            add(&group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
                 variable: variable, units: units, threshold: threshold)
             groups[key] = group
         }
