@@ -88,8 +88,13 @@ extension Store {
         let hash = forecast.contentHash(grid: (response.latitude, response.longitude, response.elevation))
         // Any earlier run of this location and model with the same content: re-fetching (or
         // re-importing an archive) adds a fetch-log entry, never a second copy.
+        // Every hash a run has had counts (run_content_hashes), so this holds after the run took
+        // newer windows, and after prune removed its rows.
         let same = try db.firstRow(
-            "SELECT id, fetched_at FROM forecast_runs WHERE location_id = ? AND model = ? AND content_hash = ? ORDER BY id LIMIT 1",
+            """
+            SELECT r.id, r.fetched_at FROM run_content_hashes h JOIN forecast_runs r ON r.id = h.run_id
+            WHERE h.location_id = ? AND h.model = ? AND h.content_hash = ? ORDER BY r.id LIMIT 1
+            """,
             [.integer(location.id), .text(forecast.model), .integer(hash)]
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1)) }
         // Not the same bytes, but maybe the same model run: seen through Open-Meteo's window after
@@ -130,6 +135,10 @@ extension Store {
             runID = db.lastInsertRowID
             kind = .stored
             try insertRows(forecast, runID: runID)
+        }
+        if same == nil {
+            try db.run("INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id) VALUES (?, ?, ?, ?)",
+                       [.integer(location.id), .text(forecast.model), .integer(hash), .integer(runID)])
         }
         try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
         return StoreOutcome(kind: kind, model: forecast.model, runID: runID,

@@ -55,6 +55,27 @@ struct ReimportTests {
         #expect(await verify(box) == before)
     }
 
+    @Test("after prune, a response of a pruned run (even one it took as a moved window) is still recognised")
+    func afterPrune() async throws {
+        let box = try await setUp()
+        defer { box.remove() }
+        let d = Self.day0
+        let orig = TestResponse(start: d, hours: 72, temperature: Self.runA)
+        let moved = TestResponse(start: d + 86400, hours: 72, temperature: Self.runA)
+        #expect(try await importFile(box, "orig.json", orig, at: d + 18 * 3600).code == 0)
+        #expect(try await importFile(box, "moved.json", moved, at: d + 86400 + 1800).code == 0)
+        let newer = TestResponse(start: d + 86400, hours: 72, temperature: Self.runB)
+        #expect(try await importFile(box, "newer.json", newer, at: d + 86400 + 6 * 3600).code == 0)
+        #expect(await box.run("prune", "--keep-days", "0").code == 0)  // run A goes, B (the latest) stays
+        let before = await verify(box)
+        for (name, response) in [("orig-again.json", orig), ("moved-again.json", moved)] {
+            let again = try await importFile(box, name, response, at: d + 2 * 86400)
+            #expect(again.stderrText.contains("0 new run(s)"), "\(name): \(again.stderrText)")
+        }
+        #expect(try runCount(box) == 2)
+        #expect(await verify(box) == before)
+    }
+
     @Test("the same model run under another UTC offset (DST, a new time zone) is one run", arguments: [3600, -3600, 7200])
     func anotherOffset(_ offset: Int) async throws {
         let box = try await setUp()
