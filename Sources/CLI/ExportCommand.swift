@@ -65,6 +65,15 @@ enum ExportCommand {
             throw UsageError("--format verif needs --location")
         }
 
+        if kind == .pairs && request.source == nil {
+            // Say which observations the pairs use when wxdb chose them.
+            let exporter = Exporter(store: store)
+            for variable in request.variables.isEmpty ? ["temperature_2m"] : try Exporter.validate(request.variables) {
+                for location in try exporter.pairSources(request, variable: variable) {
+                    context.note("Pairs of \(variable) for \(location.name) use source \(location.source) (the best stored source that pairs with these forecasts; choose one with --source)")
+                }
+            }
+        }
         context.flush()
         let output = try OutputFile(path: args.value("output"), stdout: context.stdoutFD)
         let csv = CSVWriter(fileDescriptor: output.fd)

@@ -13,10 +13,17 @@ enum ImportCommand {
                 .option("location", "name", "The saved location the responses are for."),
                 .option("fetched-at", "time", "When the responses were fetched (ISO 8601; without offset: the location's zone)."),
                 .option("model", "model", "Model name of an unsuffixed response, or the one model to take from a multi-model one.", default: "the location's first model"),
+                .flag("force", "Store a response whose grid point is more than \(Int(maxGridDistance)) km from the location."),
             ],
             run: { args, context in try run(args, context) }
         )
     }
+
+    /// How far (km) a response's grid point may be from the location: Open-Meteo's coarsest
+    /// global models have cells of about 25 km, so a farther point is another place.
+    static let maxGridDistance = 50.0
+    /// How far (seconds) `--fetched-at` may be ahead of this machine's clock.
+    static let futureMargin: Int64 = 600
 
     static func run(_ args: ParsedArguments, _ context: Context) throws {
         let name = try args.require("location")
@@ -24,6 +31,11 @@ enum ImportCommand {
         let store = try context.openStore(create: false)
         let location = try store.requireLocation(named: name)
         let fetchedAt = try TimeInput.resolve(fetchedText, timezone: location.timezone, now: context.nowUnix, option: "fetched-at")
+        // A fetch time in the future would stand as the location's last fetch and the runs' issue
+        // time; a few minutes of clock difference between machines are allowed.
+        guard fetchedAt <= context.nowUnix + futureMargin else {
+            throw CLIError("--fetched-at \(CivilTime.isoUTC(fetchedAt)) is in the future (now is \(CivilTime.isoUTC(context.nowUnix))); give the time the responses were fetched. Nothing was imported")
+        }
         let model = args.value("model")
 
         // One transaction for every file, each decoded just before it is stored: memory stays
@@ -37,6 +49,10 @@ enum ImportCommand {
                 response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
             } catch let error as DecodeError {
                 throw CLIError("\(path): \(error.description). Nothing was imported")
+            }
+            let distance = Geo.distanceKilometres(location.latitude, location.longitude, response.latitude, response.longitude)
+            if distance > maxGridDistance && !args.flag("force") {
+                throw CLIError("\(path): its grid point \(JSON.numberText(response.latitude)), \(JSON.numberText(response.longitude)) is \(Int(distance.rounded())) km from \(location.name) at \(JSON.numberText(location.latitude)), \(JSON.numberText(location.longitude)), so it is another place's forecast. Nothing was imported; check --location, or pass --force to store it anyway")
             }
             return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
         }, stored: { path, outcomes in

@@ -12,15 +12,22 @@ enum PruneCommand {
                 Runs issued more than N days ago lose their hourly and daily rows after their forecast/observation
                 pairs are folded into verification_summaries, so 'query verify' over those days gives the same n,
                 bias, MAE, RMSE and correlation. The run list and the fetch log are kept. Persistence skill and
-                non-default thresholds are not kept for pruned runs.
+                non-default thresholds are not kept for pruned runs. The latest run of each location and model
+                always keeps its rows, whatever its age: the next fetch continues or repeats it.
                 """,
             options: [
                 .option("keep-days", "n", "Keep the full rows of runs issued in the last N days."),
+                .flag("dry-run", "Print what would be removed and change nothing."),
                 .flag("vacuum", "Give the freed space back to the file system afterwards (rewrites the file)."),
             ],
             run: { args, context in
                 guard let keep = try args.int("keep-days", in: 0...36500) else { throw UsageError("missing --keep-days") }
                 let store = try context.openStore(create: false)
+                if args.flag("dry-run") {
+                    let plan = try Pruner.plan(store, keepDays: keep, now: context.nowUnix)
+                    context.out("Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n")
+                    return
+                }
                 let before = fileSize(store.path)
                 let result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
                 var line = "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"

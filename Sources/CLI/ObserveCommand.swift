@@ -92,5 +92,9 @@ enum ObserveCommand {
         let backfill = Backfill(store: store, client: try context.httpClient(), endpoints: context.endpoints)
         let result = try await backfill.run(location: location, fromDate: from, toDate: to, now: context.nowUnix)
         context.note("Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))")
+        if result.stoppedEarly {
+            let last = result.stoppedAt.map { "at \(CivilTime.isoUTC($0)), the last complete hour" } ?? "before any hour"
+            context.note("Note: --to \(to) reaches past now; stopped \(last) (later hours have not been observed yet)")
+        }
     }
 }

@@ -21,7 +21,8 @@ enum QueryCommand {
     static let unitsOption = OptionSpec.option("units", "system", "metric or imperial (°F, mph, inch), applied when printing.", default: "metric")
     static let varOption = OptionSpec.option("var", "variable", "Hourly variable, as Open-Meteo names it.", default: "temperature_2m")
     static let sourceOption = OptionSpec.option(
-        "source", "name", "Observation source.", default: "an imported source, else era5, else analysis, else current")
+        "source", "name", "Observation source.",
+        default: "the first of imported sources, era5, analysis, current that has observations at the forecast hours asked for")
     static let modelOption = OptionSpec.option("model", "model", "Only this model's runs.")
     static let fromOption = OptionSpec.option("from", "time", "Start (ISO 8601; a bare date is the location's local midnight).")
     static let toOption = OptionSpec.option("to", "time", "End, inclusive (a bare date includes that whole local day).")
@@ -90,6 +91,8 @@ enum QueryCommand {
     static func hours(_ value: Double) -> String { formatNumber(value, places: 1) }
 
     static func json(_ value: Int) -> JSON { .number(Double(value)) }
+    /// A computed number for JSON, at 15 significant digits (`NumberText.tidy`), or null.
+    static func number(_ value: Double?) -> JSON { JSON.number(NumberText.tidy(value)) }
     static func json(_ value: Int64?) -> JSON { JSON.int(value) }
     static func time(_ value: Int64?) -> JSON { value.map { .string(CivilTime.isoUTC($0)) } ?? .null }
 
@@ -97,6 +100,15 @@ enum QueryCommand {
         let hours = Int((Double(seconds) / 3600).rounded()) + 1
         if hours < 48 { return "\(hours) hour\(hours == 1 ? "" : "s")" }
         return "\(Int((Double(hours) / 24).rounded())) days"
+    }
+
+    /// Says so when the default source is not the best-ranked one, because better-ranked ones had
+    /// no observation at any forecast hour asked for.
+    static func noteSkippedSources(_ store: Store, _ location: Location, chosen: String, requested: String?, _ context: Context) throws {
+        guard requested == nil else { return }
+        let ranked = try ObservationSources.ranked(store, locationID: location.id)
+        guard let position = ranked.firstIndex(of: chosen), position > 0 else { return }
+        context.note("Using source \(chosen): \(ranked[..<position].joined(separator: ", ")) has no observation at these forecasts' hours; choose one with --source")
     }
 
     // MARK: runs
@@ -129,7 +141,7 @@ enum QueryCommand {
                         ("issued_at_source", .string(r.issuedAtSource)), ("first_fetch", time(r.firstFetch)),
                         ("last_fetch", time(r.lastFetch)), ("repeats", json(r.repeats)),
                         ("first_valid_time", time(r.firstValidTime)), ("last_valid_time", time(r.lastValidTime)),
-                        ("hour_count", json(r.hourCount)),
+                        ("hour_count", json(r.hourCount)), ("pruned_at", time(r.prunedAt)),
                     ])
                 })),
             ])
@@ -137,7 +149,7 @@ enum QueryCommand {
         case "csv":
             let csv = context.csvWriter()
             csv.header(["location", "run_id", "model", "issued_at", "issued_at_source", "first_fetch", "last_fetch", "repeats",
-                        "first_valid_time", "last_valid_time", "hour_count"])
+                        "first_valid_time", "last_valid_time", "hour_count", "pruned_at"])
             for r in runs {
                 csv.text(location.name)
                 csv.integer(r.id)
@@ -150,6 +162,7 @@ enum QueryCommand {
                 if let t = r.firstValidTime { csv.isoUTC(t) } else { csv.empty() }
                 if let t = r.lastValidTime { csv.isoUTC(t) } else { csv.empty() }
                 csv.integer(Int64(r.hourCount))
+                if let t = r.prunedAt { csv.isoUTC(t) } else { csv.empty() }
                 csv.endRow()
             }
             try csv.flush()
@@ -163,8 +176,12 @@ enum QueryCommand {
                     r.model, local(r.issuedAt, location), r.issuedAtSource == "model_run" ? "model run" : "first fetch",
                     local(r.firstFetch, location), local(r.lastFetch, location), String(r.repeats),
                     r.firstValidTime.map { local($0, location) } ?? "", r.lastValidTime.map { local($0, location) } ?? "",
-                    String(r.hourCount),
+                    r.prunedAt == nil ? String(r.hourCount) : "\(r.hourCount), pruned",
                 ])
+            }
+            let pruned = runs.filter { $0.prunedAt != nil }.count
+            if pruned > 0 {
+                context.note("Note: \(pruned) run(s) were pruned: their hourly and daily rows are gone (their scores are kept for 'query verify')")
             }
             context.out(table.render())
         }
@@ -203,37 +220,42 @@ enum QueryCommand {
             store, location: location, validTime: at, variable: variable, source: args.value("source"),
             model: args.value("model"), units: units)
         let unit = units.unit(variable.quantity)
+        if history.prunedRuns > 0 {
+            context.note("Note: \(history.prunedRuns) run(s) that forecast this hour were pruned (their hourly rows are gone); not listed.")
+        }
         if history.laterRuns > 0 {
             context.note("\(history.laterRuns) run(s) issued after this hour hold it as a past hour; not listed.")
         }
         switch format {
         case "json":
             let observed: JSON = history.observed.map {
-                .object([("source", .string(history.observedSource)), ("value", .number($0))])
+                .object([("source", .string(history.observedSource)), ("value", number($0))])
             } ?? .null
             let doc = JSON.object([
                 ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
                 ("valid_time", time(at)),
                 ("runs", .array(history.entries.map { e in
-                    .object([("model", .string(e.model)), ("issued_at", time(e.issuedAt)), ("lead_hours", .number(e.leadHours)),
-                             ("value", .number(e.value)), ("change", .number(e.change))])
+                    .object([("model", .string(e.model)), ("issued_at", time(e.issuedAt)), ("lead_hours", number(e.leadHours)),
+                             ("value", number(e.value)), ("change", number(e.change))])
                 })),
-                ("observed", observed),
+                ("observed", observed), ("pruned_runs", json(history.prunedRuns)),
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
             let csv = context.csvWriter()
-            csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "value", "change", "observed", "observed_source"])
+            csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "unit", "value", "change", "observed",
+                        "observed_source"])
             for e in history.entries {
                 csv.text(location.name)
                 csv.text(e.model)
                 csv.isoUTC(e.issuedAt)
                 csv.isoUTC(at)
-                csv.number(e.leadHours)
+                csv.number(tidy: e.leadHours)
                 csv.text(variable.name)
-                csv.number(e.value)
-                csv.number(e.change)
-                csv.number(history.observed)
+                csv.text(unit)
+                csv.number(tidy: e.value)
+                csv.number(tidy: e.change)
+                csv.number(tidy: history.observed)
                 if let source = history.observedSource { csv.text(source) } else { csv.empty() }
                 csv.endRow()
             }
@@ -273,9 +295,10 @@ enum QueryCommand {
             abstract: "Score forecasts against observations: n, bias, MAE, RMSE per lead-time bucket (and more).",
             discussion: """
                 Each run's forecast is paired with the observation at exactly its valid time (lead >= 0; the
-                forecast_observation_pairs view). --from/--to filter on valid time. Persistence skill is the MSE
-                skill score against the observation at the run's issue hour carried forward, over the pairs that
-                have one (persistence n). precipitation adds POD, FAR, CSI and ETS at --threshold;
+                forecast_observation_pairs view), for leads from 0 up to 384 h. --from/--to filter on valid time.
+                Persistence skill is the MSE skill score against the latest observation at or before the run's
+                issue time (less than an hour before it) carried forward, over the pairs that have one
+                (persistence n). error_sd divides by n - 1, as MET's ESTDEV. precipitation adds POD, FAR, CSI and ETS at --threshold;
                 precipitation_probability adds the Brier score against observed precipitation >= --threshold.
                 """,
             options: [locationOption, varOption, sourceOption, fromOption, toOption,
@@ -298,27 +321,32 @@ enum QueryCommand {
             variable: variable, source: args.value("source"), range: try range(args, location, context), grouping: grouping,
             model: args.value("model"), thresholdMillimetres: threshold, units: units)
         let result = try VerifyQuery.verify(store, location: location, options: options)
-        if result.prunedDaysLeftOut > 0 {
-            context.note("Note: \(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them")
-        }
+        try noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
+        let notes = result.prunedDaysLeftOut > 0
+            ? ["\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them"]
+            : []
+        for note in notes { context.note("Note: " + note) }
         let isProbability = variable.name == "precipitation_probability"
         let unit = isProbability ? "%" : units.unit(variable.quantity)
 
         switch format {
         case "json":
             let doc = JSON.object([
-                ("location", .string(location.name)), ("variable", .string(variable.name)), ("source", .string(result.source)),
+                ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+                ("source", .string(result.source)),
                 ("rows", .array(result.rows.map { .object(verifyFields(row: $0, result: result)) })),
+                ("notes", .array(notes.map { .string($0) })),
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
             let csv = context.csvWriter()
             let sample = verifyFields(row: result.rows[0], result: result)
             // Every row has the same keys except `model`, present for every row or none.
-            csv.header(["location", "variable", "source"] + sample.map(\.0))
+            csv.header(["location", "variable", "unit", "source"] + sample.map(\.0))
             for row in result.rows {
                 csv.text(location.name)
                 csv.text(variable.name)
+                csv.text(unit)
                 csv.text(result.source)
                 for (_, value) in verifyFields(row: row, result: result) {
                     switch value {
@@ -352,6 +380,8 @@ enum QueryCommand {
                 if isPrecipitation, let t = row.contingency {
                     cells += [String(t.a), String(t.b), String(t.c), String(t.d), formatNumber(t.pod, places: 3),
                               formatNumber(t.far, places: 3), formatNumber(t.csi, places: 3), formatNumber(t.ets, places: 3)]
+                } else if isPrecipitation {
+                    cells += Array(repeating: "", count: 8)  // pruned sums only, at another threshold
                 }
                 if isProbability { cells.append(formatNumber(row.brier?.score, places: 3)) }
                 if byModel { cells.insert(row.model ?? "", at: 0) }
@@ -373,23 +403,28 @@ enum QueryCommand {
         if result.options.grouping == .model { fields.append(("model", .string(row.model))) }
         fields += [
             ("lead_from_h", json(row.leadFromHours)), ("lead_to_h", json(row.leadToHours)), ("n", json(s.n)),
-            ("bias", .number(s.bias)), ("mae", .number(s.mae)), ("rmse", .number(s.rmse)),
-            ("error_sd", .number(s.errorStdDev)), ("correlation", .number(s.correlation)),
-            ("mean_forecast", .number(s.meanForecast)), ("mean_observed", .number(s.meanObserved)),
+            ("bias", number(s.bias)), ("mae", number(s.mae)), ("rmse", number(s.rmse)),
+            ("error_sd", number(s.errorStdDev)), ("correlation", number(s.correlation)),
+            ("mean_forecast", number(s.meanForecast)), ("mean_observed", number(s.meanObserved)),
             ("first_valid_time", time(row.firstValidTime)), ("last_valid_time", time(row.lastValidTime)),
         ]
         if result.variable.name != "precipitation_probability" {
-            fields += [("persistence_n", json(row.persistence.n)), ("persistence_rmse", .number(row.persistence.rmse)),
-                       ("persistence_skill", .number(row.persistenceSkill))]
+            fields += [("persistence_n", json(row.persistence.n)), ("persistence_rmse", number(row.persistence.rmse)),
+                       ("persistence_skill", number(row.persistenceSkill))]
         }
-        if let t = row.contingency {
-            fields += [("threshold_mm", .number(result.options.thresholdMillimetres)),
-                       ("a", json(t.a)), ("b", json(t.b)), ("c", json(t.c)), ("d", json(t.d)),
-                       ("pod", .number(t.pod)), ("far", .number(t.far)), ("csi", .number(t.csi)), ("ets", .number(t.ets))]
+        // Every row of a kind has the same keys: a row made only from pruned sums (kept at the default
+        // threshold) has null scores at another threshold, not missing ones.
+        if result.variable.hasEvent {
+            let t = row.contingency
+            fields += [("threshold_mm", number(result.options.thresholdMillimetres)),
+                       ("a", json(t.map { Int64($0.a) })), ("b", json(t.map { Int64($0.b) })),
+                       ("c", json(t.map { Int64($0.c) })), ("d", json(t.map { Int64($0.d) })),
+                       ("pod", number(t?.pod)), ("far", number(t?.far)), ("csi", number(t?.csi)), ("ets", number(t?.ets))]
         }
-        if let brier = row.brier {
-            fields += [("threshold_mm", .number(result.options.thresholdMillimetres)), ("brier", .number(brier.score)),
-                       ("brier_skill", .number(brier.skillScore)), ("base_rate", .number(brier.baseRate))]
+        if result.variable.isProbability {
+            let brier = row.brier
+            fields += [("threshold_mm", number(result.options.thresholdMillimetres)), ("brier", number(brier?.score)),
+                       ("brier_skill", number(brier?.skillScore)), ("base_rate", number(brier?.baseRate))]
         }
         return fields
     }
@@ -452,6 +487,7 @@ enum QueryCommand {
             variable: variable, leadHours: lead, toleranceHours: tolerance, range: try range(args, location, context),
             every: every, source: args.value("source"), model: args.value("model"), units: units)
         let result = try TrendQuery.trend(store, location: location, options: options)
+        try noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let unit = units.unit(variable.quantity)
         let daily = every == .day
 
@@ -460,37 +496,39 @@ enum QueryCommand {
             let rows: [JSON] = result.points.map { p in
                 var fields: [(String, JSON)] = daily
                     ? [("date", .string(p.date)), ("hours", json(p.hours))]
-                    : [("valid_time", time(p.time)), ("issued_at", time(p.issuedAt)), ("lead_hours", .number(p.leadHours))]
-                fields += [("forecast", .number(p.forecast)), ("observed", .number(p.observed)), ("error", .number(p.error)),
-                           ("running_bias", .number(p.runningBias))]
+                    : [("valid_time", time(p.time)), ("issued_at", time(p.issuedAt)), ("lead_hours", number(p.leadHours))]
+                fields += [("forecast", number(p.forecast)), ("observed", number(p.observed)), ("error", number(p.error)),
+                           ("running_bias", number(p.runningBias))]
                 return .object(fields)
             }
             let doc = JSON.object([
-                ("location", .string(location.name)), ("variable", .string(variable.name)), ("source", .string(result.source)),
-                ("model", .string(result.model)), ("lead_h", .number(lead)), ("tolerance_h", .number(tolerance)),
-                ("every", .string(every.rawValue)), ("n", json(result.overall.n)), ("bias", .number(result.overall.bias)),
-                ("mae", .number(result.overall.mae)), ("rows", .array(rows)),
+                ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+                ("source", .string(result.source)), ("model", .string(result.model)), ("lead_h", number(lead)), ("tolerance_h", number(tolerance)),
+                ("every", .string(every.rawValue)), ("n", json(result.overall.n)), ("bias", number(result.overall.bias)),
+                ("mae", number(result.overall.mae)), ("rows", .array(rows)),
             ])
             context.out(doc.serialized() + "\n")
         case "csv":
             let csv = context.csvWriter()
-            csv.header(["location", "model"] + (daily ? ["date", "hours"] : ["valid_time", "issued_at", "lead_hours"])
+            csv.header(["location", "model", "variable", "unit"] + (daily ? ["date", "hours"] : ["valid_time", "issued_at", "lead_hours"])
                        + ["forecast", "observed", "error", "running_bias"])
             for p in result.points {
                 csv.text(location.name)
                 csv.text(result.model)
+                csv.text(variable.name)
+                csv.text(unit)
                 if daily {
                     csv.text(p.date ?? "")
                     csv.integer(Int64(p.hours))
                 } else {
                     csv.isoUTC(p.time)
                     if let issued = p.issuedAt { csv.isoUTC(issued) } else { csv.empty() }
-                    csv.number(p.leadHours)
+                    csv.number(tidy: p.leadHours)
                 }
-                csv.number(p.forecast)
-                csv.number(p.observed)
-                csv.number(p.error)
-                csv.number(p.runningBias)
+                csv.number(tidy: p.forecast)
+                csv.number(tidy: p.observed)
+                csv.number(tidy: p.error)
+                csv.number(tidy: p.runningBias)
                 csv.endRow()
             }
             try csv.flush()
@@ -533,8 +571,23 @@ enum QueryCommand {
         let unitText = unit == "%" ? "%" : " \(unit)"
         let direction = biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
-        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(span(last.time - first.time)) (n=\(s.n) hours)."
+        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(trendPeriod(result, first, last)) (n=\(s.n) hours)."
     }
+
+    /// The period a trend covers: hours from the first to the last valid hour, or (per day) the
+    /// local dates from the first to the last, both ends included.
+    static func trendPeriod(_ result: TrendResult, _ first: TrendPoint, _ last: TrendPoint) -> String {
+        guard result.every == .day, let a = first.date.flatMap(CivilTime.parseLabel), let b = last.date.flatMap(CivilTime.parseLabel) else {
+            return span(last.time - first.time)
+        }
+        let days = (b - a) / 86400 + 1
+        return "\(days) day\(days == 1 ? "" : "s")"
+    }
+}
+
+extension CSVWriter {
+    /// A computed number cell, at 15 significant digits (`NumberText.tidy`).
+    func number(tidy value: Double?) { number(NumberText.tidy(value)) }
 }
 
 enum QuerySupportCLI {

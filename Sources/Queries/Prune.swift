@@ -19,7 +19,8 @@ public enum Pruner {
     /// Variables whose pairs are summarised: every one that is scored (weather codes are categories).
     static let variables = Variables.hourly.filter { $0.verification != .categorical }
 
-    /// Prunes runs issued before `now - keepDays` days.
+    /// Prunes runs issued before `now - keepDays` days, except the latest run of each location and
+    /// model, whatever its age (the next fetch continues or repeats it, so it must keep its rows).
     public static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int = 20) throws -> PruneResult {
         let cutoff = now - Int64(keepDays) * 86400
         var result = PruneResult()
@@ -34,6 +35,12 @@ public enum Pruner {
             result.summaryRows += batch.summaryRows
         }
         return result
+    }
+
+    /// What `prune` would remove, changing nothing (`wxdb prune --dry-run`).
+    public static func plan(_ store: Store, keepDays: Int, now: Int64) throws -> PruneResult {
+        let totals = try store.prunableTotals(before: now - Int64(keepDays) * 86400)
+        return PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
     }
 
     /// Adds every pair of one run, per variable and source, exactly as `query verify` would. Days
