@@ -1,20 +1,19 @@
-/// A small command-line parser in the style of swift-argument-parser: commands declare their
-/// arguments and options, and help and usage errors are generated from that declaration.
+/// A small command-line parser in the style of swift-argument-parser. Each command has an options
+/// struct (``CommandOptions``) whose table of typed options (``Opt``) is the one description that
+/// parsing, validation, help, usage lines, "did you mean" and shell completion all read.
 
-/// One option or flag a command accepts.
+/// How one option or flag looks on the command line and in help.
 public struct OptionSpec: Sendable {
     public var name: String
     public var valueName: String?  // nil for a flag
     public var help: String
+    /// May be given more than once (every value is kept).
     public var repeatable = false
+    /// Must be given; shown in the USAGE line.
+    public var required = false
     public var defaultDescription: String?
-
-    public static func option(_ name: String, _ valueName: String, _ help: String, repeatable: Bool = false, default defaultValue: String? = nil) -> OptionSpec {
-        OptionSpec(name: name, valueName: valueName, help: help, repeatable: repeatable, defaultDescription: defaultValue)
-    }
-    public static func flag(_ name: String, _ help: String) -> OptionSpec {
-        OptionSpec(name: name, valueName: nil, help: help)
-    }
+    /// Values shell completion offers (a choice's cases, variable names).
+    public var completions: [String] = []
 }
 
 /// One positional argument.
@@ -25,50 +24,164 @@ public struct ArgumentSpec: Sendable {
     public var variadic = false
 }
 
-/// A command or subcommand.
-public struct Command: Sendable {
+/// One typed option of the options struct `Root`: its spec, and how its values are stored.
+struct Opt<Root> {
+    var spec: OptionSpec
+    /// Stores every value given (at least one; a flag gets `[""]`); throws ``UsageError`` on a bad value.
+    var apply: (inout Root, [String]) throws -> Void
+
+    /// The same option on a struct that holds `Root` at `path` (how option groups are shared).
+    func lifted<Outer>(_ path: WritableKeyPath<Outer, Root>) -> Opt<Outer> {
+        let apply = self.apply
+        return Opt<Outer>(spec: spec) { outer, values in try apply(&outer[keyPath: path], values) }
+    }
+
+    static func string(_ name: String, _ valueName: String, _ help: String, required: Bool = false, default defaultValue: String? = nil,
+                       completions: [String] = [], _ path: WritableKeyPath<Root, String?>) -> Opt {
+        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue,
+                             completions: completions)) { root, values in
+            root[keyPath: path] = values.last
+        }
+    }
+
+    /// A list: `--var a,b` and `--var a --var b` are the same.
+    static func list(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil,
+                     completions: [String] = [], _ path: WritableKeyPath<Root, [String]>) -> Opt {
+        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help + " Comma-separated or repeated.", repeatable: true,
+                             defaultDescription: defaultValue, completions: completions)) { root, values in
+            let items = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !items.isEmpty else { throw UsageError("--\(name) needs at least one \(valueName)") }
+            root[keyPath: path] = items
+        }
+    }
+
+    static func int(_ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Int>, required: Bool = false,
+                    default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Int?>) -> Opt {
+        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue)) { root, values in
+            let text = values.last!
+            guard let number = Int(text), range.contains(number) else {
+                throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            }
+            root[keyPath: path] = number
+        }
+    }
+
+    static func double(_ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Double>, required: Bool = false,
+                       default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Double?>) -> Opt {
+        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue)) { root, values in
+            let text = values.last!
+            guard let number = Double(text), number.isFinite, range.contains(number) else {
+                throw UsageError("--\(name) must be a number from \(formatNumber(range.lowerBound, places: 3)) to \(formatNumber(range.upperBound, places: 3)), not '\(text)'")
+            }
+            root[keyPath: path] = number
+        }
+    }
+
+    /// One of an enum's raw values.
+    static func choice<T: RawRepresentable & CaseIterable>(_ name: String, _ valueName: String, _ help: String, allowed: [T]? = nil,
+                                                           default defaultValue: T? = nil, _ path: WritableKeyPath<Root, T>) -> Opt
+    where T.RawValue == String {
+        let allowed = allowed ?? Array(T.allCases)
+        let names = allowed.map(\.rawValue)
+        return Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, defaultDescription: defaultValue?.rawValue,
+                                    completions: names)) { root, values in
+            let text = values.last!
+            guard let value = T(rawValue: text), names.contains(text) else {
+                throw UsageError("--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'" + Suggest.phrase(text, among: names))
+            }
+            root[keyPath: path] = value
+        }
+    }
+
+    static func flag(_ name: String, _ help: String, _ path: WritableKeyPath<Root, Bool>) -> Opt {
+        Opt(spec: OptionSpec(name: name, valueName: nil, help: help)) { root, _ in root[keyPath: path] = true }
+    }
+}
+
+/// The options of one command: parsed from its table, then validated, before anything runs.
+protocol CommandOptions {
+    init()
+    /// Every option the command offers, in help order.
+    static var table: [Opt<Self>] { get }
+    /// Positional arguments, in order.
+    static var arguments: [ArgumentSpec] { get }
+    /// Stores the positional arguments (their count is already checked).
+    mutating func take(_ positionals: [String]) throws
+    /// Checks that the options fit together; throws ``UsageError``. Runs before the command.
+    func validate() throws
+}
+
+extension CommandOptions {
+    static var arguments: [ArgumentSpec] { [] }
+    mutating func take(_ positionals: [String]) throws {}
+    func validate() throws {}
+}
+
+/// A command with no options of its own.
+struct NoOptions: CommandOptions {
+    static var table: [Opt<NoOptions>] { [] }
+}
+
+/// A command or subcommand, as the parser, help and completion see it.
+public struct Command {
     public var name: String
     public var abstract: String
     public var discussion: String?
     public var arguments: [ArgumentSpec] = []
     public var options: [OptionSpec] = []
     public var subcommands: [Command] = []
-    public var run: (@Sendable (ParsedArguments, Context) async throws -> Void)?
+    /// Turns the raw command line into a ready-to-run command (throws ``UsageError``); nil for a group.
+    var prepare: ((ParsedArguments) throws -> (Context) async throws -> Void)?
+
+    /// A group of subcommands.
+    init(name: String, abstract: String, discussion: String? = nil, subcommands: [Command]) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.subcommands = subcommands
+    }
+
+    /// A command whose options are `O`; `run` gets them parsed and validated. `table` and `make`
+    /// are for one options type shared by several commands (the exports), each offering its part.
+    init<O: CommandOptions>(name: String, abstract: String, discussion: String? = nil, options _: O.Type,
+                            table: [Opt<O>] = O.table, make: @escaping () -> O = O.init,
+                            run: @escaping (O, Context) async throws -> Void) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.arguments = O.arguments
+        self.options = table.map(\.spec)
+        self.prepare = { parsed in
+            var options = make()
+            for opt in table {
+                let values = parsed.values(opt.spec.name)
+                if values.isEmpty {
+                    if opt.spec.required { throw UsageError("missing --\(opt.spec.name)") }
+                    continue
+                }
+                if values.count > 1 && !opt.spec.repeatable {
+                    throw UsageError("--\(opt.spec.name) was given more than once")
+                }
+                try opt.apply(&options, values)
+            }
+            try options.take(parsed.positionals)
+            try options.validate()
+            let ready = options
+            return { context in try await run(ready, context) }
+        }
+    }
+
+    var isGroup: Bool { prepare == nil }
 }
 
-/// The parsed values of one command line.
+/// The raw words of one command line, sorted into options and positionals.
 public struct ParsedArguments: Sendable {
     public var commandPath: [String] = []
     public var positionals: [String] = []
-    public var options: [String: [String]] = [:]
-    public var flags: Set<String> = []
+    /// Option names in the order given, each with its value (`""` for a flag).
+    public var options: [(name: String, value: String)] = []
 
-    public func value(_ name: String) -> String? { options[name]?.last }
-    public func values(_ name: String) -> [String] { options[name] ?? [] }
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
-
-    /// A required option's value, or a usage error naming it.
-    public func require(_ name: String) throws -> String {
-        guard let value = value(name) else { throw UsageError("missing --\(name)") }
-        return value
-    }
-
-    /// An integer option within `range`, or nil when absent.
-    public func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        guard let text = value(name) else { return nil }
-        guard let number = Int(text), range.contains(number) else {
-            throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
-        }
-        return number
-    }
-
-    public func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
-        guard let text = value(name) else { return nil }
-        guard let number = Double(text), number.isFinite, range.contains(number) else {
-            throw UsageError("--\(name) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
-        }
-        return number
-    }
+    public func values(_ name: String) -> [String] { options.filter { $0.name == name }.map(\.value) }
 }
 
 /// A mistake in how the command was called: exit 64 with usage.
@@ -85,12 +198,10 @@ public struct CLIError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Options every command accepts.
-let globalOptions: [OptionSpec] = [
-    .option("db", "path", "The SQLite database (env WXDB_DB).", default: "$XDG_DATA_HOME/wxdb/wxdb.sqlite"),
-    .option("api-key", "key", "Open-Meteo commercial API key (env WXDB_API_KEY); never printed or stored."),
-    .flag("quiet", "Print less on stderr."),
-    .flag("verbose", "Print more on stderr."),
+/// Flags every command takes: how much goes to stderr.
+let verbosityOptions: [OptionSpec] = [
+    OptionSpec(name: "quiet", valueName: nil, help: "Print less on stderr."),
+    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr."),
 ]
 
 enum ParseResult {
@@ -102,6 +213,18 @@ enum ParseResult {
 struct ArgumentParser {
     let root: Command
 
+    /// Every option any command offers, by name: whether a word after `--name` is its value must be
+    /// known before the command is (`wxdb --db PATH query ...`).
+    var allOptions: [String: OptionSpec] {
+        var all: [String: OptionSpec] = [:]
+        func walk(_ command: Command) {
+            for option in command.options + verbosityOptions where all[option.name] == nil { all[option.name] = option }
+            command.subcommands.forEach(walk)
+        }
+        walk(root)
+        return all
+    }
+
     /// Parses `arguments` (without the program name).
     func parse(_ arguments: [String]) throws -> ParseResult {
         var command = root
@@ -110,8 +233,9 @@ struct ArgumentParser {
         var index = 0
         var wantsHelp = false
         var sawPositional = false
+        let known = allOptions
 
-        // `wxdb help <command> ...` is `wxdb <command> ... --help`.
+        // `wxdb help <command> ...` is `wxdb <command> ... --help`; so is `wxdb <group> help <sub>`.
         var args = arguments
         if args.first == "help" {
             args.removeFirst()
@@ -137,13 +261,15 @@ struct ArgumentParser {
                     inlineValue = String(name[name.index(after: eq)...])
                     name = String(name[..<eq])
                 }
-                guard let spec = (command.options + globalOptions).first(where: { $0.name == name }) else {
+                guard let spec = known[name] else {
                     if wantsHelp { continue }
-                    throw UsageError("unknown option '--\(name)'")
+                    let here = (command.options + verbosityOptions).map(\.name)
+                    throw UsageError("unknown option '--\(name)'" + (Suggest.phrase(name, among: here, prefix: "--").nonEmpty
+                        ?? Suggest.phrase(name, among: known.keys.sorted(), prefix: "--")))
                 }
                 if spec.valueName == nil {
                     if inlineValue != nil { throw UsageError("--\(name) takes no value") }
-                    parsed.flags.insert(name)
+                    parsed.options.append((name, ""))
                 } else {
                     let value: String
                     if let inlineValue {
@@ -154,10 +280,7 @@ struct ArgumentParser {
                         value = args[index]
                         index += 1
                     }
-                    if !spec.repeatable, parsed.options[name] != nil, !globalOptions.contains(where: { $0.name == name }) {
-                        throw UsageError("--\(name) was given more than once")
-                    }
-                    parsed.options[name, default: []].append(value)
+                    parsed.options.append((name, value))
                 }
                 continue
             }
@@ -165,25 +288,40 @@ struct ArgumentParser {
                 if wantsHelp { continue }
                 throw UsageError("unknown option '\(arg)'")
             }
+            if !sawPositional && command.isGroup && arg == "help" {
+                wantsHelp = true
+                continue
+            }
             if !sawPositional, let sub = command.subcommands.first(where: { $0.name == arg }) {
                 command = sub
                 path.append(sub.name)
                 continue
             }
-            if command.run == nil && !command.subcommands.isEmpty {
+            if command.isGroup && !command.subcommands.isEmpty {
                 if wantsHelp { break }
-                throw UsageError("unknown command '\(arg)'; expected one of: \(command.subcommands.map(\.name).joined(separator: ", "))")
+                let names = command.subcommands.map(\.name)
+                let kind = path.count == 1 ? "command" : "subcommand of '\(path.dropFirst().joined(separator: " "))'"
+                throw UsageError("unknown \(kind) '\(arg)'" + (Suggest.phrase(arg, among: names).nonEmpty
+                    ?? "; expected one of: \(names.joined(separator: ", "))"))
             }
             sawPositional = true
             parsed.positionals.append(arg)
         }
         parsed.commandPath = path
         if wantsHelp { return .help(command, path: path) }
-        if command.run == nil {
-            if path.count == 1 && parsed.positionals.isEmpty { return .help(command, path: path) }
+        if command.isGroup {
+            if path.count == 1 && parsed.positionals.isEmpty && parsed.options.isEmpty { return .help(command, path: path) }
             throw UsageError(path.count == 1 ? "missing command" : "missing subcommand of '\(path.dropFirst().joined(separator: " "))'")
         }
-        // Check positional counts.
+        // Options of other commands are known words, but not this command's.
+        let offered = Set((command.options + verbosityOptions).map(\.name))
+        for (name, _) in parsed.options where !offered.contains(name) {
+            throw UsageError("'\(path.joined(separator: " "))' does not take --\(name)"
+                + Suggest.phrase(name, among: offered.sorted(), prefix: "--"))
+        }
+        if parsed.values("quiet").count > 0 && parsed.values("verbose").count > 0 {
+            throw UsageError("--quiet and --verbose contradict each other; give one of them")
+        }
         let required = command.arguments.filter { !$0.optional }.count
         let variadic = command.arguments.contains { $0.variadic }
         if parsed.positionals.count < required {
@@ -197,56 +335,7 @@ struct ArgumentParser {
     }
 }
 
-enum Help {
-    static func usage(_ command: Command, path: [String]) -> String {
-        var parts = [path.joined(separator: " ")]
-        if !command.subcommands.isEmpty && command.run == nil {
-            parts.append("<subcommand>")
-        } else {
-            for argument in command.arguments {
-                let text = "<\(argument.name)>" + (argument.variadic ? " ..." : "")
-                parts.append(argument.optional ? "[\(text)]" : text)
-            }
-            if !command.options.isEmpty { parts.append("[<options>]") }
-        }
-        return parts.joined(separator: " ")
-    }
-
-    static func text(_ command: Command, path: [String]) -> String {
-        var out = "OVERVIEW: \(command.abstract)\n"
-        if let discussion = command.discussion { out += "\n\(discussion)\n" }
-        out += "\nUSAGE: \(usage(command, path: path))\n"
-        if !command.arguments.isEmpty {
-            out += "\nARGUMENTS:\n"
-            for argument in command.arguments {
-                out += row("<\(argument.name)>", argument.help)
-            }
-        }
-        let options = command.options + globalOptions
-        out += "\nOPTIONS:\n"
-        for option in options {
-            var label = "--\(option.name)"
-            if let valueName = option.valueName { label += " <\(valueName)>" }
-            var help = option.help
-            if let defaultDescription = option.defaultDescription { help += " (default: \(defaultDescription))" }
-            if option.repeatable { help += " Can be repeated." }
-            out += row(label, help)
-        }
-        if path.count == 1 { out += row("--version", "Show the version.") }
-        out += row("-h, --help", "Show help information.")
-        if !command.subcommands.isEmpty {
-            out += "\nSUBCOMMANDS:\n"
-            for sub in command.subcommands { out += row(sub.name, sub.abstract) }
-            out += "\n  See '\(path.joined(separator: " ")) help <subcommand>' for detailed help.\n"
-        }
-        return out
-    }
-
-    static func row(_ label: String, _ help: String) -> String {
-        let padded = "  " + label
-        if padded.count < 26 {
-            return padded + String(repeating: " ", count: 26 - padded.count) + help + "\n"
-        }
-        return padded + "\n" + String(repeating: " ", count: 26) + help + "\n"
-    }
+extension String {
+    /// nil when empty, so `a.nonEmpty ?? b` picks the first text that says something.
+    var nonEmpty: String? { isEmpty ? nil : self }
 }

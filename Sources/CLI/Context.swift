@@ -3,7 +3,10 @@ import WxCore
 import WxStore
 
 /// Where a command writes, what environment it sees, and what time it is. Tests give their own.
-public final class Context: @unchecked Sendable {
+///
+/// Not `Sendable`: its output buffers and flags are plain mutable state, used by the one task that
+/// runs the command (ingest's hooks are called in that task too).
+public final class Context {
     public var environment: [String: String]
     public var stdoutIsTerminal: Bool
     public var stderrIsTerminal: Bool
@@ -13,7 +16,9 @@ public final class Context: @unchecked Sendable {
     private var stdoutBuffer: [UInt8] = []
     private var stderrLines: [String] = []
     public var captureStderr = false
-    var parsed = ParsedArguments()
+    /// `--quiet` and `--verbose`, which every command takes.
+    public var quiet = false
+    public var verbose = false
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment,
                 stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
@@ -27,24 +32,9 @@ public final class Context: @unchecked Sendable {
 
     public var nowUnix: Int64 { Int64(now().timeIntervalSince1970.rounded(.down)) }
 
-    /// The database path from `--db`, `WXDB_DB`, or the default.
-    public var databasePath: String {
-        if let db = parsed.value("db") { return db }
-        if let db = environment["WXDB_DB"], !db.isEmpty { return db }
-        return defaultDatabasePath(environment: environment)
-    }
-
-    public var quiet: Bool { parsed.flag("quiet") }
-    public var verbose: Bool { parsed.flag("verbose") }
-
-    /// Opens the database (creating and migrating it on first use).
     /// Writers wait this long for another process's write to finish before giving up; generous,
     /// because an hourly job is better late than failed.
     public static let busyTimeoutMilliseconds: Int32 = 30_000
-
-    public func openStore(create: Bool = true) throws -> Store {
-        try Store.open(path: databasePath, create: create, busyTimeoutMilliseconds: Self.busyTimeoutMilliseconds)
-    }
 
     /// Writes to stdout (buffered; flushed at exit and by `flush`).
     public func out(_ text: String) {
@@ -78,19 +68,6 @@ public final class Context: @unchecked Sendable {
     public func note(_ line: String) { if !quiet { err(line) } }
 
     public var capturedStderr: [String] { stderrLines }
-
-    /// The output format of a command that prints rows: `--format`, else `table` (on a terminal or
-    /// not, so a script sees the same text a person does unless it asks for csv or json).
-    public func format() throws -> String {
-        let allowed = ["table", "csv", "json"]
-        if let format = parsed.value("format") {
-            guard allowed.contains(format) else {
-                throw UsageError("--format must be one of \(allowed.joined(separator: ", ")), not '\(format)'")
-            }
-            return format
-        }
-        return "table"
-    }
 }
 
 func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {

@@ -17,6 +17,64 @@ enum ExportCommand {
         )
     }
 
+    struct Options: CommandOptions {
+        var kind = ExportRequest.Kind.hourly
+        var database = DatabaseOption()
+        var location = LocationOption()
+        var range = TimeRangeOptions()
+        var output: String?
+        var variables: [String] = []
+        var model: String?
+        var source: String?
+        var format = FormatOption()
+
+        init() { format.format = .csv }
+
+        static var table: [Opt<Options>] { table(.hourly) }
+
+        static func table(_ kind: ExportRequest.Kind) -> [Opt<Options>] {
+            let filtered: String
+            switch kind {
+            case .hourly, .daily: filtered = "runs issued"
+            case .observations: filtered = "observations"
+            case .pairs: filtered = "forecast hours valid"
+            }
+            var table = LocationOption.options(\Options.location, required: false, help: "Only this location.")
+                + TimeRangeOptions.options(\.range, on: filtered)
+                + [.string("output", "file", "Write to this file instead of stdout (replaced only when the export completes).", \.output),
+                   .list("var", "variable", kind == .pairs ? "Variables to pair." : "Only these variables' columns.",
+                         default: kind == .pairs ? "temperature_2m" : "all",
+                         completions: kind == .daily ? Variables.dailyNames : Variables.hourlyNames, \.variables)]
+            if kind != .observations { table.append(.string("model", "model", "Only this model.", \.model)) }
+            if kind == .pairs || kind == .observations {
+                table.append(.string("source", "name", "Observation source.", default: kind == .pairs ? "the location's best source" : "all", \.source))
+            }
+            table += kind == .pairs
+                ? FormatOption.options(\.format, [.csv, .verif], help: "csv, or verif (the verif tool's text format).")
+                : FormatOption.options(\.format, [.csv])
+            return table + DatabaseOption.options(\.database)
+        }
+
+        func validate() throws {
+            try range.validate()
+            do {
+                _ = try Exporter.validate(variables, daily: kind == .daily)
+            } catch let error as ExportError {
+                if case .unknownVariable(let name, let allowed) = error {
+                    throw UsageError("--var '\(name)' is not a variable this export has" + Suggest.phrase(name, among: allowed)
+                        + "; it has: \(allowed.joined(separator: ", "))")
+                }
+                throw error
+            }
+            if format.format == .verif && location.name == nil {
+                throw UsageError("--format verif needs --location (a verif file holds one location)")
+            }
+            if format.format == .verif && variables.count > 1 {
+                throw UsageError(ExportError.verifNeedsOneVariable.description)
+            }
+        }
+    }
+
     static func subcommand(_ kind: ExportRequest.Kind) -> Command {
         let abstract: String
         switch kind {
@@ -25,45 +83,28 @@ enum ExportCommand {
         case .observations: abstract = "Stored observations."
         case .pairs: abstract = "Each run's forecast beside the observation at its valid time."
         }
-        var options: [OptionSpec] = [
-            .option("location", "name", "Only this location."),
-            .option("from", "time", "Start of the time range (inclusive)."),
-            .option("to", "time", "End of the time range, inclusive (a bare date includes that whole day)."),
-            .option("output", "file", "Write to this file instead of stdout (replaced only when the export completes)."),
-            .option("var", "variable", kind == .pairs ? "Variable to pair." : "Only these variables' columns.", repeatable: true,
-                    default: kind == .pairs ? "temperature_2m" : "all"),
-        ]
-        if kind != .observations { options.append(.option("model", "model", "Only this model.")) }
-        if kind == .pairs || kind == .observations {
-            options.append(.option("source", "name", "Observation source.", default: kind == .pairs ? "the location's best source" : "all"))
-        }
-        options.append(.option("format", "format", kind == .pairs ? "csv, or verif (the verif tool's text format)." : "csv.", default: "csv"))
-        return Command(name: kind.rawValue, abstract: abstract, options: options) { args, context in
-            try run(kind, args, context)
+        // One options struct for the four exports; each offers only the options it uses.
+        return Command(name: kind.rawValue, abstract: abstract, options: Options.self, table: Options.table(kind),
+                       make: { var options = Options(); options.kind = kind; return options }) { options, context in
+            try run(kind, options, context)
         }
     }
 
-    static func run(_ kind: ExportRequest.Kind, _ args: ParsedArguments, _ context: Context) throws {
+    static func run(_ kind: ExportRequest.Kind, _ options: Options, _ context: Context) throws {
         var request = ExportRequest(kind: kind)
-        switch args.value("format") ?? "csv" {
-        case "csv": request.format = .csv
-        case "verif" where kind == .pairs: request.format = .verif
-        case let other: throw UsageError("--format must be csv\(kind == .pairs ? " or verif" : ""), not '\(other)'")
-        }
-        let store = try context.openStore(create: false)
+        request.format = options.format.format == .verif ? .verif : .csv
+        let store = try options.database.open(context)
         var timezone = "UTC"
-        if let name = args.value("location") {
-            let location = try store.requireLocation(named: name)
+        if options.location.name != nil {
+            let location = try options.location.resolve(store)
             request.locationID = location.id
             timezone = location.timezone
         }
-        (request.from, request.to) = try TimeInput.range(args, timezone: timezone, now: context.nowUnix)
-        request.variables = args.values("var")
-        request.model = args.value("model")
-        request.source = args.value("source")
-        if request.format == .verif && request.locationID == nil {
-            throw UsageError("--format verif needs --location")
-        }
+        let range = try options.range.resolve(timezone: timezone, now: context.nowUnix)
+        (request.from, request.to) = (range.from, range.to)
+        request.variables = options.variables
+        request.model = options.model
+        request.source = options.source
 
         if kind == .pairs && request.source == nil {
             // Say which observations the pairs use when wxdb chose them.
@@ -75,12 +116,17 @@ enum ExportCommand {
             }
         }
         context.flush()
-        let output = try OutputFile(path: args.value("output"), stdout: context.stdoutFD)
+        let output = try OutputFile(path: options.output, stdout: context.stdoutFD)
+        // Nothing matched is an error, as in 'query': the header waits for the first row.
         let csv = CSVWriter(fileDescriptor: output.fd)
+        csv.withholdsHeaderUntilFirstRow = true
         do {
             let rows = try Exporter(store: store).write(request, to: csv)
+            guard rows > 0 else {
+                throw CLIError("nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')")
+            }
             try output.commit()
-            if let path = args.value("output") { context.note("Wrote \(rows) rows to \(path)") }
+            if let path = options.output { context.note("Wrote \(rows) rows to \(path)") }
         } catch {
             output.abandon()
             throw error
@@ -116,12 +162,12 @@ final class OutputFile {
         if fsync(fd) != 0 || close(fd) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
+            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the disk and try again")
         }
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason)")
+            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the folder is writable and try again")
         }
     }
 

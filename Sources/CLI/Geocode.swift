@@ -4,15 +4,21 @@ import WxStore
 
 enum Geocode {
     /// `locations add NAME` without coordinates: the first geocoding match (in `--country`).
-    static func addByName(_ name: String, timezone: String?, models: [String], elevation: Double?, args: ParsedArguments, context: Context) async throws {
-        let store = try context.openStore()
-        if try store.location(named: name) != nil { throw LocationError.duplicate(name) }
-        let geocoder = Geocoder(client: try context.httpClient(), endpoints: context.endpoints)
-        let place = try await geocoder.lookUp(name, country: args.value("country"))
+    static func addByName(_ options: LocationsCommand.AddOptions, context: Context) async throws -> Location {
+        let name = options.name
+        // A name already saved needs no lookup; a database is created only once there is a place to add.
+        if FileManager.default.fileExists(atPath: options.database.path(context)),
+           try options.database.open(context).location(named: name) != nil {
+            throw LocationError.duplicate(name)
+        }
+        let geocoder = Geocoder(client: options.network.httpClient(context), endpoints: options.network.endpoints(context))
+        let place = try await geocoder.lookUp(name, country: options.country)
+        let store = try options.database.open(context, create: true)
         let location = try store.addLocation(
-            name: name, latitude: place.latitude, longitude: place.longitude, elevation: elevation ?? place.elevation,
-            timezone: timezone ?? place.timezone ?? "auto", models: models, now: context.nowUnix)
+            name: name, latitude: place.latitude, longitude: place.longitude, elevation: options.elevation ?? place.elevation,
+            timezone: options.timezone ?? place.timezone ?? "auto", models: options.models, now: context.nowUnix)
         let elevationText = location.elevation.map { ", \(formatNumber($0, places: 0)) m" } ?? ""
         context.note("Added \(name): \(place.label) (\(formatNumber(place.latitude, places: 4)), \(formatNumber(place.longitude, places: 4))), \(location.timezone)\(elevationText)")
+        return location
     }
 }

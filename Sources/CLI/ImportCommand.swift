@@ -3,20 +3,41 @@ import WxCore
 import WxStore
 
 enum ImportCommand {
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var files: [String] = []
+        var location = LocationOption()
+        var fetchedAt: String?
+        var model: String?
+        var force = false
+
+        static var arguments: [ArgumentSpec] {
+            [ArgumentSpec(name: "file", help: "Open-Meteo forecast responses (JSON, one location each).", variadic: true)]
+        }
+
+        static var table: [Opt<Options>] {
+            LocationOption.options(\.location, help: "The saved location the responses are for.")
+                + [.string("fetched-at", "time", "When the responses were fetched (ISO 8601; without offset: the location's zone).",
+                           required: true, \.fetchedAt),
+                   .string("model", "model", "Model name of an unsuffixed response, or the one model to take from a multi-model one.",
+                           default: "the location's first model", \.model),
+                   .flag("force", "Store a response whose grid point is more than \(Int(maxGridDistance)) km from the location.", \.force)]
+                + DatabaseOption.options(\.database)
+        }
+
+        mutating func take(_ positionals: [String]) throws { files = positionals }
+
+        func validate() throws {
+            if let fetchedAt, fetchedAt != "now", CivilTime.parse(fetchedAt) == nil { throw TimeInput.notATime(fetchedAt, option: "fetched-at") }
+        }
+    }
+
     static var command: Command {
         Command(
             name: "import",
             abstract: "Store saved Open-Meteo JSON responses as if they had been fetched at a given time.",
             discussion: "Every file is checked before anything is stored: one bad file stores nothing.",
-            arguments: [ArgumentSpec(name: "file", help: "Open-Meteo forecast responses (JSON, one location each).", variadic: true)],
-            options: [
-                .option("location", "name", "The saved location the responses are for."),
-                .option("fetched-at", "time", "When the responses were fetched (ISO 8601; without offset: the location's zone)."),
-                .option("model", "model", "Model name of an unsuffixed response, or the one model to take from a multi-model one.", default: "the location's first model"),
-                .flag("force", "Store a response whose grid point is more than \(Int(maxGridDistance)) km from the location."),
-            ],
-            run: { args, context in try run(args, context) }
-        )
+            options: Options.self, run: run)
     }
 
     /// How far (km) a response's grid point may be from the location: Open-Meteo's coarsest
@@ -25,22 +46,20 @@ enum ImportCommand {
     /// How far (seconds) `--fetched-at` may be ahead of this machine's clock.
     static let futureMargin: Int64 = 600
 
-    static func run(_ args: ParsedArguments, _ context: Context) throws {
-        let name = try args.require("location")
-        let fetchedText = try args.require("fetched-at")
-        let store = try context.openStore(create: false)
-        let location = try store.requireLocation(named: name)
-        let fetchedAt = try TimeInput.resolve(fetchedText, timezone: location.timezone, now: context.nowUnix, option: "fetched-at")
+    static func run(_ args: Options, _ context: Context) throws {
+        let store = try args.database.open(context)
+        let location = try args.location.resolve(store)
+        let fetchedAt = try TimeInput.resolve(args.fetchedAt!, timezone: location.timezone, now: context.nowUnix, option: "fetched-at")
         // A fetch time in the future would stand as the location's last fetch and the runs' issue
         // time; a few minutes of clock difference between machines are allowed.
         guard fetchedAt <= context.nowUnix + futureMargin else {
             throw CLIError("--fetched-at \(CivilTime.isoUTC(fetchedAt)) is in the future (now is \(CivilTime.isoUTC(context.nowUnix))); give the time the responses were fetched. Nothing was imported")
         }
-        let model = args.value("model")
+        let model = args.model
 
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
-        let outcomes = try store.storeAll(args.positionals, for: location, make: { path in
+        let outcomes = try store.storeAll(args.files, for: location, make: { path in
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
             }
@@ -51,7 +70,7 @@ enum ImportCommand {
                 throw CLIError("\(path): \(error.description). Nothing was imported")
             }
             let distance = Geo.distanceKilometres(location.latitude, location.longitude, response.latitude, response.longitude)
-            if distance > maxGridDistance && !args.flag("force") {
+            if distance > maxGridDistance && !args.force {
                 throw CLIError("\(path): its grid point \(JSON.numberText(response.latitude)), \(JSON.numberText(response.longitude)) is \(Int(distance.rounded())) km from \(location.name) at \(JSON.numberText(location.latitude)), \(JSON.numberText(location.longitude)), so it is another place's forecast. Nothing was imported; check --location, or pass --force to store it anyway")
             }
             return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
@@ -62,6 +81,6 @@ enum ImportCommand {
         })
         let stored = outcomes.filter { $0.kind == .stored }
         let repeated = outcomes.count - stored.count
-        context.note("Imported \(args.positionals.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
+        context.note("Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
     }
 }

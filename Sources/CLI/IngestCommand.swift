@@ -3,6 +3,26 @@ import WxFetcher
 import WxStore
 
 enum IngestCommand {
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var network = NetworkOptions()
+        var locations: [String] = []
+        var forecastDays: Int?
+        var pastDays: Int?
+        var wait: Double?
+
+        static var table: [Opt<Options>] {
+            // Repeated only, not comma-separated: a location's name may hold a comma ("Paris, TX").
+            [Opt(spec: OptionSpec(name: "location", valueName: "name", help: "Only this location. Can be repeated.", repeatable: true)) {
+                 $0.locations = $1
+             },
+             .int("forecast-days", "n", "Days of forecast to ask for, 1-16.", in: 1...16, default: "16", \.forecastDays),
+             .int("past-days", "n", "Past days to ask for (kept as analysis observations), 0-92.", in: 0...92, default: "1", \.pastDays),
+             .double("wait", "seconds", "How long to wait for another running ingest to finish.", in: 0...86400, default: "300", \.wait)]
+                + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
+        }
+    }
+
     static var command: Command {
         Command(
             name: "ingest",
@@ -12,34 +32,25 @@ enum IngestCommand {
                 to the latest stored run adds a fetch-log entry and nothing else. Exit status 0 when every
                 location was stored, 1 when anything failed; one summary line goes to stderr.
                 """,
-            options: [
-                .option("location", "name", "Only this location.", repeatable: true),
-                .option("forecast-days", "n", "Days of forecast to ask for, 1-16.", default: "16"),
-                .option("past-days", "n", "Past days to ask for (kept as analysis observations), 0-92.", default: "1"),
-                .option("wait", "seconds", "How long to wait for another running ingest to finish.", default: "300"),
-            ] + networkOptions,
-            run: { args, context in try await run(args, context) }
-        )
+            options: Options.self, run: run)
     }
 
-    static func run(_ args: ParsedArguments, _ context: Context) async throws {
+    static func run(_ args: Options, _ context: Context) async throws {
         var options = IngestOptions()
-        options.forecastDays = try args.int("forecast-days", in: 1...16) ?? 16
-        options.pastDays = try args.int("past-days", in: 0...92) ?? 1
-        let wait = try args.double("wait", in: 0...86400) ?? 300
-        let store = try context.openStore(create: false)
+        options.forecastDays = args.forecastDays ?? 16
+        options.pastDays = args.pastDays ?? 1
+        let store = try args.database.open(context)
         // One ingest at a time per database: a second one waits, then gives up with a message.
-        let lock = try ProcessLock(databasePath: store.path, timeout: wait)
+        let lock = try ProcessLock(databasePath: store.path, timeout: args.wait ?? 300)
         defer { withExtendedLifetime(lock) {} }
         var locations = try store.locations()
-        let wanted = args.values("location")
-        if !wanted.isEmpty {
-            locations = try wanted.map { try store.requireLocation(named: $0) }
+        if !args.locations.isEmpty {
+            locations = try args.locations.map { try LocationOption.resolve($0, in: store) }
         }
         guard !locations.isEmpty else {
             throw CLIError("no saved locations to ingest; add one with 'wxdb locations add NAME --lat DEG --lon DEG'")
         }
-        let ingestor = Ingestor(store: store, client: try context.httpClient(), endpoints: context.endpoints,
+        let ingestor = Ingestor(store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context),
                                 now: { [context] in context.now() })
         if context.stderrIsTerminal && !context.quiet && locations.count > 10 {
             ingestor.progress = { done, total in
@@ -54,7 +65,8 @@ enum IngestCommand {
         if summary.succeeded {
             context.note(summary.line)
         } else {
-            context.err(summary.line)
+            // One voice for failures; the summary says which locations failed and why.
+            context.err("Error: \(summary.line); fix the cause and run 'wxdb ingest' again (stored runs are kept)")
             throw IngestFailed()
         }
     }

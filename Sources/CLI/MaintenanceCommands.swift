@@ -4,6 +4,20 @@ import WxQueries
 import WxStore
 
 enum PruneCommand {
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var keepDays: Int?
+        var dryRun = false
+        var vacuum = false
+
+        static var table: [Opt<Options>] {
+            [.int("keep-days", "n", "Keep the full rows of runs issued in the last N days.", in: 0...36500, required: true, \.keepDays),
+             .flag("dry-run", "Print what would be removed and change nothing.", \.dryRun),
+             .flag("vacuum", "Give the freed space back to the file system afterwards (rewrites the file).", \.vacuum)]
+                + DatabaseOption.options(\.database)
+        }
+    }
+
     static var command: Command {
         Command(
             name: "prune",
@@ -15,29 +29,23 @@ enum PruneCommand {
                 non-default thresholds are not kept for pruned runs. The latest run of each location and model
                 always keeps its rows, whatever its age: the next fetch continues or repeats it.
                 """,
-            options: [
-                .option("keep-days", "n", "Keep the full rows of runs issued in the last N days."),
-                .flag("dry-run", "Print what would be removed and change nothing."),
-                .flag("vacuum", "Give the freed space back to the file system afterwards (rewrites the file)."),
-            ],
-            run: { args, context in
-                guard let keep = try args.int("keep-days", in: 0...36500) else { throw UsageError("missing --keep-days") }
-                let store = try context.openStore(create: false)
-                if args.flag("dry-run") {
-                    let plan = try Pruner.plan(store, keepDays: keep, now: context.nowUnix)
+            options: Options.self
+        ) { options, context in
+                let store = try options.database.open(context)
+                if options.dryRun {
+                    let plan = try Pruner.plan(store, keepDays: options.keepDays!, now: context.nowUnix)
                     context.out("Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n")
                     return
                 }
                 let before = fileSize(store.path)
-                let result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
+                let result = try Pruner.prune(store, keepDays: options.keepDays!, now: context.nowUnix)
                 var line = "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
-                if args.flag("vacuum") {
+                if options.vacuum {
                     try store.vacuum()
                     line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
                 }
                 context.note(line)
-            }
-        )
+        }
     }
 }
 
@@ -57,22 +65,27 @@ func bytes(_ count: Int64) -> String {
 }
 
 enum StatsCommand {
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var days: Int?
+        var output = FormatOption()
+
+        static var table: [Opt<Options>] {
+            [.int("days", "n", "Look for gaps (hours without a successful fetch) in the last N days.", in: 1...3650, default: "7", \.days)]
+                + FormatOption.options(\.output, help: "table, csv (one row per location) or json.") + DatabaseOption.options(\.database)
+        }
+    }
+
     static var command: Command {
         Command(
             name: "stats",
             abstract: "Show the database's size, rows per table, runs and fetches per location, and fetch gaps.",
-            options: [
-                .option("days", "n", "Look for gaps (hours without a successful fetch) in the last N days.", default: "7"),
-                .option("format", "format", "table, csv (one row per location) or json."),
-            ],
-            run: { args, context in try run(args, context) }
-        )
+            options: Options.self, run: run)
     }
 
-    static func run(_ args: ParsedArguments, _ context: Context) throws {
-        let format = try context.format()
-        let days = try args.int("days", in: 1...3650) ?? 7
-        let store = try context.openStore(create: false)
+    static func run(_ options: Options, _ context: Context) throws {
+        let days = options.days ?? 7
+        let store = try options.database.open(context)
         let now = context.nowUnix
         let since = now - Int64(days) * 86400
         let counts = try store.tableCounts()
@@ -95,65 +108,59 @@ enum StatsCommand {
                 repeated: Int64(activity.repeated), failed: Int64(activity.failed), gapHours: gaps, lastFetch: activity.lastFetch))
         }
 
-        if format == "json" {
+        var report = Report(columns: [
+            .init("location", .text, json: "name"), .init("runs", .integer), .init("fetches", .integer),
+            .init("repeated_fetches", .integer, label: "repeated"), .init("failed_fetches", .integer, label: "failed"),
+            .init("gap_hours", .integer, label: "gap hours (\(days) d)"),
+            .init("last_fetch", .time, label: "last fetch (UTC)") { cell in
+                if case .time(let instant?) = cell { return CivilTime.isoUTC(instant) }
+                return "never"
+            },
+        ])
+        report.rows = perLocation.map { l in
+            [.text(l.name), .integer(l.runs), .integer(l.fetches), .integer(l.repeated), .integer(l.failed), .int(l.gapHours), .time(l.lastFetch)]
+        }
+        switch options.output.format {
+        case .json:
             let json = JSON.object([
                 ("path", .string(store.path)), ("bytes", .number(Double(size))),
                 ("schema_version", .string(try store.schemaVersion())),
                 ("tables", .object(counts.map { ($0.0, .number(Double($0.1))) })),
                 ("gap_window_days", .number(Double(days))),
-                ("locations", .array(perLocation.map { l in
-                    .object([
-                        ("name", .string(l.name)), ("runs", .number(Double(l.runs))), ("fetches", .number(Double(l.fetches))),
-                        ("repeated_fetches", .number(Double(l.repeated))), ("failed_fetches", .number(Double(l.failed))),
-                        ("gap_hours", .number(Double(l.gapHours))), ("last_fetch", l.lastFetch.map { .string(CivilTime.isoUTC($0)) } ?? .null),
-                    ])
-                })),
+                ("locations", .array(report.rows.map(report.jsonRow))),
             ])
             context.out(json.serialized() + "\n")
-            return
+        case .csv:
+            try report.writeCSV(context.csvWriter())
+        default:
+            context.out("database: \(store.path) (\(bytes(size)), schema \(try store.schemaVersion() ?? "none"))\n\n")
+            var table = Table(headers: ["table", "rows"])
+            table.rightAligned = [1]
+            for (name, count) in counts { table.rows.append([name, String(count)]) }
+            context.out(table.render() + "\n")
+            if !perLocation.isEmpty { context.out(report.table()) }
         }
-        if format == "csv" {
-            let csv = context.csvWriter()
-            csv.header(["location", "runs", "fetches", "repeated_fetches", "failed_fetches", "gap_hours", "last_fetch"])
-            for l in perLocation {
-                csv.text(l.name)
-                csv.integer(l.runs)
-                csv.integer(l.fetches)
-                csv.integer(l.repeated)
-                csv.integer(l.failed)
-                csv.integer(Int64(l.gapHours))
-                if let last = l.lastFetch { csv.isoUTC(last) } else { csv.empty() }
-                csv.endRow()
-            }
-            try csv.flush()
-            return
-        }
-        context.out("database: \(store.path) (\(bytes(size)), schema \(try store.schemaVersion() ?? "none"))\n\n")
-        var table = Table(headers: ["table", "rows"])
-        table.rightAligned = [1]
-        for (name, count) in counts { table.rows.append([name, String(count)]) }
-        context.out(table.render() + "\n")
-        var locations = Table(headers: ["location", "runs", "fetches", "repeated", "failed", "gap hours (\(days) d)", "last fetch (UTC)"])
-        locations.rightAligned = [1, 2, 3, 4, 5]
-        for l in perLocation {
-            locations.rows.append([l.name, String(l.runs), String(l.fetches), String(l.repeated), String(l.failed), String(l.gapHours),
-                                   l.lastFetch.map(CivilTime.isoUTC) ?? "never"])
-        }
-        if !perLocation.isEmpty { context.out(locations.render()) }
     }
 }
 
 enum DoctorCommand {
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var output = FormatOption()
+        static var table: [Opt<Options>] {
+            FormatOption.options(\.output, [.table, .json]) + DatabaseOption.options(\.database)
+        }
+    }
+
     static var command: Command {
         Command(
             name: "doctor",
             abstract: "Check the database: integrity, foreign keys, schema version, WAL size. Changes nothing.",
-            run: { _, context in try run(context) }
-        )
+            options: Options.self, run: run)
     }
 
-    static func run(_ context: Context) throws {
-        let path = context.databasePath
+    static func run(_ args: Options, _ context: Context) throws {
+        let path = args.database.path(context)
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError("no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'")
         }
@@ -172,13 +179,13 @@ enum DoctorCommand {
             throw CLIError("cannot open \(path): \(error.message). wxdb did not change it")
         }
         var problems: [String] = []
+        var report = Report(columns: [.init("check", .text), .init("result", .text)])
         func check(_ label: String, _ body: () throws -> String) {
             do {
-                let result = try body()
-                context.out(label.padding(toLength: 18, withPad: " ", startingAt: 0) + result + "\n")
+                report.rows.append([.text(label), .text(try body())])
             } catch {
                 problems.append("\(label): \(error)")
-                context.out(label.padding(toLength: 18, withPad: " ", startingAt: 0) + "FAILED: \(error)\n")
+                report.rows.append([.text(label), .text("FAILED: \(error)")])
             }
         }
         check("file") { "\(path) (\(bytes(fileSize(path))))" }
@@ -210,6 +217,17 @@ enum DoctorCommand {
         }
         check("journal") { try db.journalMode() ?? "?" }
         check("wal") { "\(bytes(fileSize(path + "-wal"))) not yet checkpointed" }
+        if args.output.format == .json {
+            report.meta = [("path", .string(path)), ("ok", .bool(problems.isEmpty))]
+            report.rowsKey = "checks"
+            try report.render(.json, context)
+        } else {
+            // Aligned label: result lines read better than a two-column table here.
+            for row in report.rows {
+                guard case .text(let label?) = row[0], case .text(let result?) = row[1] else { continue }
+                context.out(label.padding(toLength: 18, withPad: " ", startingAt: 0) + result + "\n")
+            }
+        }
         if !problems.isEmpty {
             throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'")
         }

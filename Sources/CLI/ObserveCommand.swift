@@ -9,6 +9,34 @@ enum ObserveCommand {
                 subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
     }
 
+    struct ImportOptions: CommandOptions {
+        var database = DatabaseOption()
+        var file = ""
+        var location = LocationOption()
+        var source = ObservationSourceOption(default: "csv")
+        var timezone: String?
+        var skipBadRows = false
+
+        static var arguments: [ArgumentSpec] { [ArgumentSpec(name: "file", help: "The CSV file.")] }
+
+        static var table: [Opt<ImportOptions>] {
+            LocationOption.options(\.location, help: "The saved location the observations are for.")
+                + ObservationSourceOption.options(\.source, default: "csv")
+                + [.string("timezone", "tz", "Read times without an offset in this zone (e.g. Europe/Berlin).", \.timezone),
+                   .flag("skip-bad-rows", "Store the good rows and report the bad ones.", \.skipBadRows)]
+                + DatabaseOption.options(\.database)
+        }
+
+        mutating func take(_ positionals: [String]) throws { file = positionals[0] }
+
+        func validate() throws {
+            try source.validate()
+            if let timezone, TimeZone(identifier: timezone) == nil {
+                throw UsageError("--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
+            }
+        }
+    }
+
     static var importCSV: Command {
         Command(
             name: "import",
@@ -18,33 +46,24 @@ enum ObserveCommand {
                 ...) in metric units; times are ISO 8601 with Z or an offset. An empty cell is a missing value.
                 A bad row is reported with its line number and nothing is stored, unless --skip-bad-rows.
                 """,
-            arguments: [ArgumentSpec(name: "file", help: "The CSV file.")],
-            options: [
-                .option("location", "name", "The saved location the observations are for."),
-                .option("source", "name", "A name for this source of observations.", default: "csv"),
-                .option("timezone", "tz", "Read times without an offset in this zone (e.g. Europe/Berlin)."),
-                .flag("skip-bad-rows", "Store the good rows and report the bad ones."),
-            ],
-            run: { args, context in try runImport(args, context) }
-        )
+            options: ImportOptions.self, run: runImport)
     }
 
-    static func runImport(_ args: ParsedArguments, _ context: Context) throws {
-        let path = args.positionals[0]
-        let source = try source(args, default: "csv")
-        let store = try context.openStore(create: false)
-        let location = try store.requireLocation(named: try args.require("location"))
+    static func runImport(_ args: ImportOptions, _ context: Context) throws {
+        let path = args.file
+        let source = args.source.name
+        let store = try args.database.open(context)
+        let location = try args.location.resolve(store)
         var zone: ((Int64) -> Int64)?
-        if let tz = args.value("timezone") {
-            guard TimeZone(identifier: tz) != nil else { throw UsageError("--timezone '\(tz)' is not a time zone name") }
+        if let tz = args.timezone {
             zone = { TimeInput.localToUTC($0, timezone: tz) }
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError("cannot read \(path): no such file, or not readable")
+            throw CLIError("cannot read \(path): no such file, or not readable. Check the path")
         }
         let csv: StationCSV
         do {
-            csv = try StationCSV.parse(data, timezone: zone, skipBadRows: args.flag("skip-bad-rows"))
+            csv = try StationCSV.parse(data, timezone: zone, skipBadRows: args.skipBadRows)
         } catch let problem as StationCSV.Problem {
             throw CLIError("\(path) \(problem.description). Nothing was imported; fix the row or use --skip-bad-rows")
         }
@@ -58,43 +77,72 @@ enum ObserveCommand {
         context.note("Imported \(stored) observations for \(location.name) (source \(source))" + (csv.skipped.isEmpty ? "" : ", skipped \(csv.skipped.count) bad rows"))
     }
 
-    /// `--source`, else `fallback`; the names of observations wxdb makes itself are refused.
-    static func source(_ args: ParsedArguments, default fallback: String) throws -> String {
-        let source = args.value("source") ?? fallback
-        guard !source.isEmpty, !["current", "analysis"].contains(source) else {
-            throw UsageError("--source '\(source)' is reserved for observations wxdb makes itself; pick another name")
+    struct BackfillOptions: CommandOptions {
+        var database = DatabaseOption()
+        var network = NetworkOptions()
+        var location = LocationOption()
+        var from: String?
+        var to: String?
+
+        static var table: [Opt<BackfillOptions>] {
+            LocationOption.options(\.location)
+                + [.string("from", "date", "First date of observations, YYYY-MM-DD (the location's local date).", required: true, \.from),
+                   .string("to", "date", "Last date of observations, YYYY-MM-DD, inclusive.", required: true, \.to)]
+                + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
-        return source
+
+        func validate() throws {
+            for (option, value) in [("from", from ?? ""), ("to", to ?? "")] where CivilTime.parseLabel(value) == nil || value.utf8.count != 10 {
+                throw UsageError("--\(option) '\(value)' is not a date like 2026-01-31")
+            }
+            if let from, let to, from > to {
+                throw UsageError("--from \(from) is after --to \(to); give the earlier date first")
+            }
+        }
     }
 
     static var backfill: Command {
         Command(
             name: "backfill",
             abstract: "Fetch observed weather (reanalysis) from Open-Meteo's historical weather API, as source era5.",
-            discussion: "Dates are inclusive, in the location's time zone. Running it again over the same range changes nothing.",
-            options: [
-                .option("location", "name", "The saved location."),
-                .option("from", "date", "First date, YYYY-MM-DD."),
-                .option("to", "date", "Last date, YYYY-MM-DD."),
-            ] + networkOptions,
-            run: { args, context in try await runBackfill(args, context) }
-        )
+            discussion: """
+                Dates are inclusive, in the location's time zone. Running it again over the same range changes nothing.
+                Hours after now have not been observed: a range reaching past now stops at the last complete hour and says so.
+                """,
+            options: BackfillOptions.self, run: runBackfill)
     }
 
-    static func runBackfill(_ args: ParsedArguments, _ context: Context) async throws {
-        let store = try context.openStore(create: false)
-        let location = try store.requireLocation(named: try args.require("location"))
-        let from = try args.require("from")
-        let to = try args.require("to")
-        for (option, value) in [("from", from), ("to", to)] where CivilTime.parseLabel(value) == nil || value.utf8.count != 10 {
-            throw UsageError("--\(option) '\(value)' is not a date like 2026-01-31")
-        }
-        let backfill = Backfill(store: store, client: try context.httpClient(), endpoints: context.endpoints)
-        let result = try await backfill.run(location: location, fromDate: from, toDate: to, now: context.nowUnix)
+    static func runBackfill(_ args: BackfillOptions, _ context: Context) async throws {
+        let store = try args.database.open(context)
+        let location = try args.location.resolve(store)
+        let backfill = Backfill(store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context))
+        let result = try await backfill.run(location: location, fromDate: args.from!, toDate: args.to!, now: context.nowUnix)
         context.note("Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))")
         if result.stoppedEarly {
             let last = result.stoppedAt.map { "at \(CivilTime.isoUTC($0)), the last complete hour" } ?? "before any hour"
-            context.note("Note: --to \(to) reaches past now; stopped \(last) (later hours have not been observed yet)")
+            context.note("Note: --to \(args.to!) reaches past now; stopped \(last) (later hours have not been observed yet)")
+        }
+    }
+}
+
+/// `--source NAME` of a command that stores observations: the user's name for where they came
+/// from, never one of the names wxdb gives its own observations.
+struct ObservationSourceOption {
+    var given: String?
+    /// The command's own default (`csv`, `weewx`, ...).
+    let fallback: String
+
+    init(default fallback: String) { self.fallback = fallback }
+
+    var name: String { given ?? fallback }
+
+    static func options<R>(_ key: WritableKeyPath<R, ObservationSourceOption>, default fallback: String) -> [Opt<R>] {
+        [Opt<ObservationSourceOption>.string("source", "name", "A name for this source of observations.", default: fallback, \.given).lifted(key)]
+    }
+
+    func validate() throws {
+        guard !name.isEmpty, !["current", "analysis"].contains(name) else {
+            throw UsageError("--source '\(name)' is reserved for observations wxdb makes itself; pick another name")
         }
     }
 }

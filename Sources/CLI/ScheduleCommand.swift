@@ -2,6 +2,26 @@ import Foundation
 import WxCore
 
 enum ScheduleCommand {
+    enum Kind: String { case cron, systemd, launchd }
+
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var kinds: [Kind] = []
+        var log: String?
+
+        static var table: [Opt<Options>] {
+            [Opt(spec: OptionSpec(name: "cron", valueName: nil, help: "A crontab line (append it with 'crontab -e').")) { options, _ in options.kinds.append(.cron) },
+             Opt(spec: OptionSpec(name: "systemd", valueName: nil, help: "A systemd user service and timer.")) { options, _ in options.kinds.append(.systemd) },
+             Opt(spec: OptionSpec(name: "launchd", valueName: nil, help: "A launchd agent property list (macOS).")) { options, _ in options.kinds.append(.launchd) },
+             .string("log", "file", "Where cron and launchd write output.", default: "wxdb.log beside the database", \.log)]
+                + DatabaseOption.options(\.database)
+        }
+
+        func validate() throws {
+            guard kinds.count == 1 else { throw UsageError("choose one of --cron, --systemd or --launchd") }
+        }
+    }
+
     static var command: Command {
         Command(
             name: "schedule",
@@ -9,15 +29,9 @@ enum ScheduleCommand {
             discussion: """
                 The minute is fixed per database (derived from its path), not :00, so many installs do not all
                 call Open-Meteo at once. Scripts/install-schedule installs the systemd user timer or the crontab line.
+                The API key is never written into the text; with WXDB_API_KEY set, a note says how to give the job its key.
                 """,
-            options: [
-                .flag("cron", "A crontab line (append it with 'crontab -e')."),
-                .flag("systemd", "A systemd user service and timer."),
-                .flag("launchd", "A launchd agent property list (macOS)."),
-                .option("log", "file", "Where cron and launchd write output.", default: "wxdb.log beside the database"),
-            ],
-            run: { args, context in try run(args, context) }
-        )
+            options: Options.self, run: run)
     }
 
     /// A minute in 1...58 fixed for this machine and database, so reinstalling gives the same
@@ -31,21 +45,19 @@ enum ScheduleCommand {
         return 1 + Int(hash % 58)
     }
 
-    static func run(_ args: ParsedArguments, _ context: Context) throws {
-        let kinds = ["cron", "systemd", "launchd"].filter { args.flag($0) }
-        guard kinds.count == 1, let kind = kinds.first else {
-            throw UsageError("choose one of --cron, --systemd or --launchd")
-        }
+    static func run(_ options: Options, _ context: Context) throws {
+        let kind = options.kinds[0]
         let binary = executablePath()
-        let db = absolute(context.databasePath)
-        let log = absolute(args.value("log") ?? ((db as NSString).deletingLastPathComponent + "/wxdb.log"))
+        let db = absolute(options.database.path(context))
+        let log = absolute(options.log ?? ((db as NSString).deletingLastPathComponent + "/wxdb.log"))
+        notes(kind, context)
         let minute = minute(for: db)
         // Endpoint overrides and the key are not written out: the key must never land in a file we print.
         switch kind {
-        case "cron":
+        case .cron:
             context.out("# wxdb: fetch forecasts every hour at minute \(minute)\n")
             context.out("\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1\n")
-        case "systemd":
+        case .systemd:
             context.out("""
                 # ~/.config/systemd/user/wxdb-ingest.service
                 [Unit]
@@ -95,6 +107,29 @@ enum ScheduleCommand {
                 </plist>
 
                 """)
+        }
+    }
+
+    /// What the printed text leaves to the user: the API key (never printed) and, for systemd,
+    /// lingering, without which a user timer stops when its user logs out.
+    static func notes(_ kind: Kind, _ context: Context) {
+        if !(context.environment["WXDB_API_KEY"] ?? "").isEmpty {
+            context.note("Note: WXDB_API_KEY is set, but the key is not in this text (wxdb never prints it), so the job would run on the free limits.")
+            switch kind {
+            case .cron:
+                context.note("  Keep the key in a file only you can read, and let the line read it:")
+                context.note("    (umask 077; mkdir -p ~/.config/wxdb; printf '%s' \"$WXDB_API_KEY\" > ~/.config/wxdb/api-key)")
+                context.note("  then start the command in the crontab line with: WXDB_API_KEY=$(cat ~/.config/wxdb/api-key) ")
+            case .systemd:
+                context.note("  Keep the key in an environment file only you can read, and name it in the service:")
+                context.note("    (umask 077; mkdir -p ~/.config/wxdb; printf 'WXDB_API_KEY=%s\\n' \"$WXDB_API_KEY\" > ~/.config/wxdb/wxdb.env)")
+                context.note("  and add under [Service]: EnvironmentFile=%h/.config/wxdb/wxdb.env")
+            case .launchd:
+                context.note("  Add it under EnvironmentVariables in the property list, and keep the file readable only by you (chmod 600).")
+            }
+        }
+        if kind == .systemd {
+            context.note("Note: on a server, run 'loginctl enable-linger $USER' once, or the timer stops when you log out.")
         }
     }
 

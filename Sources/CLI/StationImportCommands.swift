@@ -5,6 +5,29 @@ import WxStore
 /// `wxdb observe import-weewx` and `import-home-assistant`: a station's own database as the
 /// observations, read read-only (the reading and hourly rules live in WxStore's Stations).
 enum StationImportCommands {
+    struct WeewxOptions: CommandOptions {
+        var database = DatabaseOption()
+        var path = ""
+        var location = LocationOption()
+        var source = ObservationSourceOption(default: "weewx")
+        var range = TimeRangeOptions()
+
+        static var arguments: [ArgumentSpec] { [ArgumentSpec(name: "path", help: "The weewx SQLite database.")] }
+
+        static var table: [Opt<WeewxOptions>] {
+            LocationOption.options(\.location, help: "The saved location the station is at.")
+                + ObservationSourceOption.options(\.source, default: "weewx")
+                + TimeRangeOptions.options(\.range, on: "hours valid") + DatabaseOption.options(\.database)
+        }
+
+        mutating func take(_ positionals: [String]) throws { path = positionals[0] }
+
+        func validate() throws {
+            try source.validate()
+            try range.validate()
+        }
+    }
+
     static var weewx: Command {
         Command(
             name: "import-weewx",
@@ -16,14 +39,55 @@ enum StationImportCommands {
                 Each record's usUnits (US, METRIC, METRICWX) is converted to metric. The file is never written.
                 Importing again replaces the hours it covers.
                 """,
-            arguments: [ArgumentSpec(name: "path", help: "The weewx SQLite database.")],
-            options: [
-                .option("location", "name", "The saved location the station is at."),
-                .option("source", "name", "A name for this source of observations.", default: "weewx"),
-                QueryCommand.fromOption, QueryCommand.toOption,
-            ],
-            run: { args, context in try runWeewx(args, context) }
-        )
+            options: WeewxOptions.self, run: runWeewx)
+    }
+
+    struct HomeAssistantOptions: CommandOptions {
+        var database = DatabaseOption()
+        var path = ""
+        var location = LocationOption()
+        var sensors: [HomeAssistantStatistics.Sensor] = []
+        var source = ObservationSourceOption(default: "home-assistant")
+        var range = TimeRangeOptions()
+        var list = false
+        var output = FormatOption()
+
+        static var arguments: [ArgumentSpec] {
+            [ArgumentSpec(name: "path", help: "Home Assistant's recorder database (home-assistant_v2.db).")]
+        }
+
+        static var table: [Opt<HomeAssistantOptions>] {
+            // --location is needed to import, not to --list, so the parser does not require it.
+            LocationOption.options(\.location, required: false, help: "The saved location the sensors are at (needed unless --list).")
+                + [Opt(spec: OptionSpec(name: "sensor", valueName: "variable=statistic_id",
+                                        help: "e.g. temperature_2m=sensor.outdoor_temperature; one per variable (needed unless --list).",
+                                        repeatable: true)) { options, values in
+                       options.sensors = try values.map(sensor)
+                   }]
+                + ObservationSourceOption.options(\.source, default: "home-assistant")
+                + TimeRangeOptions.options(\.range, on: "hours valid")
+                + [.flag("list", "Print the statistic ids in the file with their units, and import nothing.", \.list)]
+                + FormatOption.options(\.output, help: "How --list prints: table, csv or json.") + DatabaseOption.options(\.database)
+        }
+
+        mutating func take(_ positionals: [String]) throws { path = positionals[0] }
+
+        func validate() throws {
+            if list {
+                return
+            }
+            if output.format != .table { throw UsageError("--format is for --list; an import prints what it stored on stderr") }
+            if location.name == nil { throw UsageError("missing --location") }
+            guard !sensors.isEmpty else {
+                throw UsageError("give at least one --sensor VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature); --list shows the ids")
+            }
+            var seen = Set<Int>()
+            for sensor in sensors where !seen.insert(sensor.variable).inserted {
+                throw UsageError("--sensor gives \(Variables.hourly[sensor.variable].name) twice; give one statistic per variable")
+            }
+            try source.validate()
+            try range.validate()
+        }
     }
 
     static var homeAssistant: Command {
@@ -35,50 +99,36 @@ enum StationImportCommands {
                 increase of the statistic's sum from the hour before. Units are converted to metric. --list prints the
                 statistic ids in the file with their units. The file is never written.
                 """,
-            arguments: [ArgumentSpec(name: "path", help: "Home Assistant's recorder database (home-assistant_v2.db).")],
-            options: [
-                .option("location", "name", "The saved location the sensors are at."),
-                .option("sensor", "variable=statistic_id", "e.g. temperature_2m=sensor.outdoor_temperature.", repeatable: true),
-                .option("source", "name", "A name for this source of observations.", default: "home-assistant"),
-                QueryCommand.fromOption, QueryCommand.toOption,
-                .flag("list", "Print the statistic ids in the file with their units, and import nothing."),
-            ],
-            run: { args, context in try runHomeAssistant(args, context) }
-        )
+            options: HomeAssistantOptions.self, run: runHomeAssistant)
     }
 
-    static func runWeewx(_ args: ParsedArguments, _ context: Context) throws {
-        let path = args.positionals[0]
-        let source = try ObserveCommand.source(args, default: "weewx")
-        let store = try context.openStore(create: false)
-        let location = try store.requireLocation(named: try args.require("location"))
-        let (from, to) = try TimeInput.range(args, timezone: location.timezone, now: context.nowUnix)
-        let result = try WeewxArchive.read(path: path, from: from, to: to)
+    static func runWeewx(_ args: WeewxOptions, _ context: Context) throws {
+        let source = args.source.name
+        let store = try args.database.open(context)
+        let location = try args.location.resolve(store)
+        let range = try args.range.resolve(timezone: location.timezone, now: context.nowUnix)
+        let result = try WeewxArchive.read(path: args.path, from: range.from, to: range.to)
         try store.replaceStationObservations(result, locationID: location.id, source: source, recordedAt: context.nowUnix)
-        report(result, what: "weewx records", path: path, location: location, source: source, context: context)
+        report(result, what: "weewx records", path: args.path, location: location, source: source, context: context)
     }
 
-    static func runHomeAssistant(_ args: ParsedArguments, _ context: Context) throws {
-        let path = args.positionals[0]
-        if args.flag("list") {
-            try list(path, context)
+    static func runHomeAssistant(_ args: HomeAssistantOptions, _ context: Context) throws {
+        if args.list {
+            try list(args.path, args.output.format, context)
             return
         }
-        let source = try ObserveCommand.source(args, default: "home-assistant")
-        let sensors = try args.values("sensor").map(sensor)
-        guard !sensors.isEmpty else {
-            throw UsageError("give at least one --sensor VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature); --list shows the ids")
-        }
-        var seen = Set<Int>()
-        for sensor in sensors where !seen.insert(sensor.variable).inserted {
-            throw UsageError("--sensor gives \(Variables.hourly[sensor.variable].name) twice; give one statistic per variable")
-        }
-        let store = try context.openStore(create: false)
-        let location = try store.requireLocation(named: try args.require("location"))
-        let (from, to) = try TimeInput.range(args, timezone: location.timezone, now: context.nowUnix)
-        let result = try HomeAssistantStatistics.read(path: path, sensors: sensors, from: from, to: to)
+        let source = args.source.name
+        let store = try args.database.open(context)
+        let location = try args.location.resolve(store)
+        let range = try args.range.resolve(timezone: location.timezone, now: context.nowUnix)
+        let result = try HomeAssistantStatistics.read(path: args.path, sensors: args.sensors, from: range.from, to: range.to)
         try store.replaceStationObservations(result, locationID: location.id, source: source, recordedAt: context.nowUnix)
-        report(result, what: "statistics rows", path: path, location: location, source: source, context: context)
+        report(result, what: "statistics rows", path: args.path, location: location, source: source, context: context)
+    }
+
+    /// Variables a sensor can measure: not codes or instants, and not a forecast's probability.
+    static var measured: [Variable] {
+        Variables.hourly.filter { ![.code, .instant].contains($0.quantity) && !$0.isProbability }
     }
 
     static func sensor(_ text: String) throws -> HomeAssistantStatistics.Sensor {
@@ -86,25 +136,33 @@ enum StationImportCommands {
         guard parts.count == 2, !parts[1].isEmpty else {
             throw UsageError("--sensor '\(text)' is not VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature)")
         }
-        guard let index = Variables.hourlyIndex(of: parts[0]),
-              ![.code, .instant].contains(Variables.hourly[index].quantity),
-              Variables.hourly[index].name != "precipitation_probability" else {
-            let measured = Variables.hourly.filter { ![.code, .instant].contains($0.quantity) && $0.name != "precipitation_probability" }
-            throw UsageError("--sensor '\(text)': '\(parts[0])' is not a variable a sensor measures; use one of: \(measured.map(\.name).joined(separator: ", "))")
+        guard let index = Variables.hourlyIndex(of: parts[0]), measured.contains(Variables.hourly[index]) else {
+            let names = measured.map(\.name)
+            throw UsageError("--sensor '\(text)': '\(parts[0])' is not a variable a sensor measures" + Suggest.phrase(parts[0], among: names)
+                + "; use one of: \(names.joined(separator: ", "))")
         }
         return HomeAssistantStatistics.Sensor(variable: index, statisticID: parts[1])
     }
 
-    static func list(_ path: String, _ context: Context) throws {
+    static func list(_ path: String, _ format: OutputFormat, _ context: Context) throws {
         let listed = try HomeAssistantStatistics.list(path: path)
-        var table = Table(headers: ["statistic_id", "unit", "hours", "kind", "first valid hour (UTC)", "last valid hour (UTC)"], rightAligned: [2])
-        for item in listed {
-            let kind = [item.hasMean ? "mean" : nil, item.hasSum ? "sum" : nil].compactMap { $0 }.joined(separator: "+")
-            table.rows.append([item.statisticID, item.unit ?? "", "\(item.hours)", kind,
-                               item.firstStart.map { CivilTime.isoUTC($0 + 3600) } ?? "",
-                               item.lastStart.map { CivilTime.isoUTC($0 + 3600) } ?? ""])
+        let iso: (Report.Cell) -> String = { cell in
+            if case .time(let instant?) = cell { return CivilTime.isoUTC(instant) }
+            return ""
         }
-        context.out(table.render())
+        var report = Report(columns: [
+            .init("statistic_id", .text), .init("unit", .text), .init("hours", .integer), .init("kind", .text),
+            .init("first_valid_time", .time, label: "first valid hour (UTC)", tableText: iso),
+            .init("last_valid_time", .time, label: "last valid hour (UTC)", tableText: iso),
+        ])
+        report.rows = listed.map { item in
+            [.text(item.statisticID), .text(item.unit), .int(item.hours),
+             .list([item.hasMean ? "mean" : nil, item.hasSum ? "sum" : nil].compactMap { $0 }),
+             .time(item.firstStart.map { $0 + 3600 }), .time(item.lastStart.map { $0 + 3600 })]
+        }
+        report.meta = [("path", .string(path))]
+        report.rowsKey = "statistics"
+        try report.render(format, context)
     }
 
     /// Says exactly what was stored: the hours considered, and per variable the hours stored

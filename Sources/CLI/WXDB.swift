@@ -15,7 +15,7 @@ public enum WXDB {
             subcommands: [
                 LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command,
                 QueryCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
-                StatsCommand.command, DoctorCommand.command,
+                StatsCommand.command, DoctorCommand.command, CompletionCommand.command,
             ]
         )
     }
@@ -38,8 +38,11 @@ public enum WXDB {
             case .run(let command, let parsed):
                 usagePath = parsed.commandPath
                 usageCommand = command
-                context.parsed = parsed
-                try await command.run!(parsed, context)
+                // Parse and validate every option before anything runs: a usage error changes nothing.
+                let run = try command.prepare!(parsed)
+                context.quiet = !parsed.values("quiet").isEmpty
+                context.verbose = !parsed.values("verbose").isEmpty
+                try await run(context)
                 context.flush()
                 return 0
             }
@@ -77,12 +80,15 @@ public enum WXDB {
             if arg.hasPrefix("--") {
                 // Skip an option's value so `--db PATH query` still finds `query`.
                 let name = String(arg.dropFirst(2))
-                if !name.contains("="), (command.options + globalOptions).contains(where: { $0.name == name && $0.valueName != nil }) {
+                if !name.contains("="), ArgumentParser(root: root).allOptions[name]?.valueName != nil {
                     index += 1
                 }
                 continue
             }
-            guard let sub = command.subcommands.first(where: { $0.name == arg }) else { break }
+            guard let sub = command.subcommands.first(where: { $0.name == arg }) else {
+                if arg == "help" { continue }
+                break
+            }
             command = sub
             path.append(arg)
         }

@@ -1,4 +1,4 @@
-// Standard verification scores (shared/reference/anchors.md section 5), kept as partial sums.
+// Standard verification scores (as MET, verif and the WMO/JWGFVR guidance define them), kept as partial sums.
 //
 // Like MET's SL1L2 lines, each accumulator stores sums rather than scores, so per-lead or per-day
 // groups can be merged later (and stored) without revisiting the pairs. Pure Swift: no store, no SQL.

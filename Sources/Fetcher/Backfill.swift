@@ -78,7 +78,7 @@ public enum BackfillError: Error, CustomStringConvertible {
     case badRange(String)
     public var description: String {
         switch self {
-        case .badRange(let why): return "invalid date range: \(why)"
+        case .badRange(let why): return "invalid date range: \(why); give --from and --to as YYYY-MM-DD, the earlier first"
         }
     }
 }

@@ -55,7 +55,7 @@ public struct ForecastRequest: Sendable {
     }
 
     /// Open-Meteo's weighted call count for this request: per location
-    /// `max(1, v/10 × max(1, days/14))`, v = variables × models (reference §5.2).
+    /// `max(1, v/10 × max(1, days/14))`, v = variables × models (Open-Meteo's free-tier weighting).
     public var weight: Double {
         Double(locations.count) * Self.weightPerLocation(
             variables: Variables.hourly.count + Variables.daily.count + Self.currentVariables.count,

@@ -4,7 +4,7 @@
 //
 // Decisions:
 // - Redirects are NOT followed. The only redirect Open-Meteo documents is "apikey sent to the
-//   free host → customer- host" (reference §1); following it silently would hide a
+//   free host → customer- host"; following it silently would hide a
 //   misconfiguration and could carry the key to a host the user did not choose. A 3xx becomes
 //   `FetchError.redirected` and is not retried.
 // - Only 2xx responses are returned. 429, 5xx, transport errors, timeouts and unusable 2xx

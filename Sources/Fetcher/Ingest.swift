@@ -43,19 +43,20 @@ public struct IngestSummary: Sendable {
 
 /// Fetches forecasts for saved locations and stores each response as runs.
 ///
-/// Not `Sendable`: it writes through one `Store` (which is not) and its `progress` and `log` hooks
-/// are plain properties. Make it, set it up and run it in the one task that owns the store.
+/// Not `Sendable`: it writes through one `Store` (which is not) and its `now`, `progress` and `log`
+/// hooks are plain closures, called only from `run` in the caller's task (so they may capture the
+/// caller's non-`Sendable` state). Make it, set it up and run it in the one task that owns the store.
 public final class Ingestor {
     let store: Store
     let client: HTTPClient
     let endpoints: Endpoints
-    let now: @Sendable () -> Date
+    let now: () -> Date
     /// Called after each request with (locations done, locations in total), for a progress line.
-    public var progress: (@Sendable (Int, Int) -> Void)?
+    public var progress: ((Int, Int) -> Void)?
     /// Called with a line about each request and location (`--verbose`).
-    public var log: (@Sendable (String) -> Void)?
+    public var log: ((String) -> Void)?
 
-    public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
         self.client = client
         self.endpoints = endpoints

@@ -203,7 +203,7 @@ public struct Exporter {
         guard let locationID = request.locationID else { throw ExportError.verifNeedsOneLocation }
         let hourly = Variables.hourlyVariable(named: variable)
         let unit = hourly?.unit ?? ""
-        csv.raw("# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
+        csv.header(text: "# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
         var rows = 0
         for location in try pairSources(request, variable: variable) where location.id == locationID {
             guard let hourly else { break }

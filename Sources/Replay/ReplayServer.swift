@@ -42,7 +42,7 @@ public final class ReplayServer: @unchecked Sendable {
         case notJSON
     }
 
-    /// The reason texts the real server uses (reference §5.2).
+    /// The reason texts Open-Meteo uses when a limit is hit.
     public static let minutelyLimitReason = "Minutely API request limit exceeded. Please try again in one minute."
 
     private let fixtures: URL
@@ -339,7 +339,7 @@ public final class ReplayServer: @unchecked Sendable {
     }
 
     /// Forecast and archive share the multi-location rules: one pair → an object, several → an
-    /// array whose elements after the first carry `"location_id": i` (reference §3.5).
+    /// array whose elements after the first carry `"location_id": i`, as Open-Meteo answers several locations.
     private func locations(api: Synth.API, query q: Query) -> Response {
         let lats = q.list("latitude").map { Double($0) }
         let lons = q.list("longitude").map { Double($0) }
@@ -409,6 +409,22 @@ public final class ReplayServer: @unchecked Sendable {
         return Data(out.utf8)
     }
 
+    /// Places the README and the demo look up by name, so the offline tour works as written.
+    static let gazetteer: [String: (name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
+                                    country: String, countryCode: String)] = [
+        "berlin": ("Berlin", 52.52437, 13.41053, 74, "Europe/Berlin", "Germany", "DE"),
+        "zurich": ("Zurich", 47.36667, 8.55, 429, "Europe/Zurich", "Switzerland", "CH"),
+        "london": ("London", 51.50853, -0.12574, 25, "Europe/London", "United Kingdom", "GB"),
+        "new york": ("New York", 40.71427, -74.00597, 10, "America/New_York", "United States", "US"),
+    ]
+
+    static func geocodingBody(_ place: (name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
+                                        country: String, countryCode: String)) -> Data {
+        Data(("{\"results\":[{\"id\":1,\"name\":\"\(place.name)\",\"latitude\":\(place.latitude),\"longitude\":\(place.longitude),"
+            + "\"elevation\":\(place.elevation),\"feature_code\":\"PPLC\",\"country_code\":\"\(place.countryCode)\","
+            + "\"timezone\":\"\(place.timezone)\",\"country\":\"\(place.country)\"}],\"generationtime_ms\":0.5}").utf8)
+    }
+
     private func search(_ q: Query) -> Response {
         let name = (q["name"] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         guard name.count >= 2 else {
@@ -423,6 +439,7 @@ public final class ReplayServer: @unchecked Sendable {
         if body == nil, plain == "hollywood" {
             body = try? Data(contentsOf: fixtures.appendingPathComponent("geocoding-search-hollywood-default-count.json"))
         }
+        if body == nil { body = Self.gazetteer[plain].map(Self.geocodingBody) }
         guard var result = body else {
             return Response(status: 200, body: Data("{\"generationtime_ms\":0.5}".utf8))
         }
@@ -448,7 +465,7 @@ public final class ReplayServer: @unchecked Sendable {
         guard let initTime else {
             return Response(status: 404, body: Self.errorBody("Not found"))
         }
-        // Same fields as the real file (reference §6.6); the derived times follow a plausible
+        // Same fields as Open-Meteo's meta.json; the derived times follow a plausible
         // pattern: data written ~2 h after init, available a few minutes later.
         let json = """
         {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\

@@ -34,7 +34,7 @@ struct APIError: Error {
 }
 
 /// The fixed UTC offset that applies to a whole response (Open-Meteo never switches offset
-/// inside one response, see reference §4.1).
+/// inside one response: Open-Meteo applies one fixed UTC offset per response).
 struct Zone {
     let name: String
     let abbreviation: String
@@ -326,7 +326,7 @@ struct Column: Sendable {
         }
     }
 
-    /// Fixed decimals per unit, as Open-Meteo's JSON writer prints them (reference §3.2).
+    /// Fixed decimals per unit, as Open-Meteo's JSON writer prints them.
     func decimals(_ u: UnitSettings) -> Int {
         switch kind {
         case .temperature, .pressure, .hours: return 1
@@ -536,7 +536,7 @@ enum Synth {
         }
         let timeUnit = iso ? "\"iso8601\"" : "\"unixtime\""
 
-        // current: now floored to 15 minutes, unsuffixed, first model only (reference §3.4).
+        // current: now floored to 15 minutes, unsuffixed, first model only, as Open-Meteo sends it.
         let currentVars = q.list("current")
         if !currentVars.isEmpty {
             let columns = try currentVars.map { name throws(APIError) in (name, try hourlyColumn(name, key: "current")) }
@@ -638,7 +638,7 @@ enum Synth {
 
     private static func hourlyColumn(_ name: String, key: String) throws(APIError) -> Column {
         guard let c = Variables.hourly[Variables.canonical(name)] else {
-            // Same wording pattern as the real server (reference §5.1); clients must not parse it.
+            // Same wording pattern as Open-Meteo's error bodies; clients must not parse it.
             throw APIError(status: 400, reason: "Cannot initialize SurfaceAndPressureVariable<ForecastSurfaceVariable, ForecastPressureVariable> from invalid String value \(name) for key \(key)")
         }
         return c

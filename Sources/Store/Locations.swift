@@ -30,7 +30,7 @@ public enum LocationError: Error, CustomStringConvertible, Equatable {
         case .duplicate(let name):
             return "a location named \"\(name)\" already exists. Pick another name, or remove it first"
         case .invalidName(let why):
-            return "invalid location name: \(why)"
+            return "invalid location name: \(why); pick another name"
         case .invalidCoordinate(let why):
             return why
         }

@@ -28,7 +28,7 @@ public final class Store {
             case .notWxdb(let path):
                 return "\(path) is a SQLite database, but not a wxdb one (it holds tables wxdb did not create). wxdb did not change it; pass another --db"
             case .missing(let path):
-                return "no database at \(path). Run a command that writes (e.g. 'wxdb locations add') to create it, or pass the right --db"
+                return "no database at \(path). Add a location with 'wxdb locations add' to create it, or pass the right --db"
             }
         }
     }

@@ -501,6 +501,56 @@ struct StationImportTests {
         #expect(wrong.stderrText.contains("so it is not a recorder database"))
     }
 
+    @Test("station imports: usage mistakes exit 64 before any file or database is opened", arguments: [
+        (["import-home-assistant", "ha.db", "--location", "Garden"], "give at least one --sensor"),
+        (["import-home-assistant", "ha.db", "--sensor", "temperature_2m=sensor.t"], "missing --location"),
+        (["import-home-assistant", "ha.db", "--location", "Garden", "--sensor", "temperature_2m"], "is not VARIABLE=STATISTIC_ID"),
+        (["import-home-assistant", "ha.db", "--location", "Garden", "--sensor", "precipitation_probability=sensor.p"],
+         "is not a variable a sensor measures"),
+        (["import-home-assistant", "ha.db", "--location", "Garden", "--sensor", "temprature_2m=sensor.t"], "did you mean 'temperature_2m'?"),
+        (["import-home-assistant", "ha.db", "--location", "Garden", "--sensor", "temperature_2m=sensor.a", "--sensor", "temperature_2m=sensor.b"],
+         "gives temperature_2m twice"),
+        (["import-home-assistant", "ha.db", "--location", "Garden", "--sensor", "temperature_2m=sensor.t", "--format", "json"],
+         "--format is for --list"),
+        (["import-weewx", "weewx.sdb", "--location", "Garden", "--source", "analysis"], "is reserved"),
+        (["import-weewx", "weewx.sdb", "--location", "Garden", "--from", "2026-03-30", "--to", "2026-03-29"], "--from must be before --to"),
+        (["import-weewx", "weewx.sdb"], "missing --location"),
+    ])
+    func usageMistakes(_ arguments: [String], _ message: String) async {
+        let box = Sandbox()
+        let result = await box.run(["observe"] + arguments)
+        #expect(result.code == 64, "\(result.stderrText)")
+        #expect(result.stderr.first?.hasPrefix("Error: ") == true)
+        #expect(result.stderrText.contains(message), "\(result.stderrText)")
+        #expect(result.stderrText.contains("Usage: wxdb observe \(arguments[0]) <path>"))
+        #expect(!FileManager.default.fileExists(atPath: box.db))
+    }
+
+    @Test("Home Assistant --list --format json and csv: the statistic ids, their units and valid hours, without a database")
+    func homeAssistantListFormats() async throws {
+        let box = Sandbox()
+        let path = box.folder.appendingPathComponent("home-assistant_v2.db").path
+        try HomeAssistantFixture.write(path, start: stationStart, statistics: [
+            .init(id: "sensor.outdoor_temperature", unit: "°F", mean: true, rows: [0: 50, 1: 51.8]),
+            .init(id: "sensor.rain", unit: "in", mean: false, rows: [0: 1, 1: 1.1]),
+        ])
+        let json = await box.run("observe", "import-home-assistant", path, "--list", "--format", "json")
+        #expect(json.code == 0, "\(json.stderrText)")
+        let document = try parseJSON(json.stdout)
+        #expect(document["path"]?.stringValue == path)
+        let rows = try #require(document["statistics"]?.arrayValue)
+        let temperature = try #require(rows.first { $0["statistic_id"]?.stringValue == "sensor.outdoor_temperature" })
+        #expect(temperature["unit"]?.stringValue == "°F")
+        #expect(temperature["hours"]?.numberValue == 2)
+        #expect(temperature["kind"]?.arrayValue?.compactMap(\.stringValue) == ["mean"])
+        #expect(temperature["first_valid_time"]?.stringValue == "2026-03-29T01:00:00Z")
+        #expect(temperature["last_valid_time"]?.stringValue == "2026-03-29T02:00:00Z")
+        let csv = await box.run("observe", "import-home-assistant", path, "--list", "--format", "csv")
+        #expect(csv.stdout.hasPrefix("statistic_id,unit,hours,kind,first_valid_time,last_valid_time\r\n"))
+        #expect(csv.stdout.contains("sensor.rain,in,2,sum,2026-03-29T01:00:00Z,2026-03-29T02:00:00Z\r\n"))
+        #expect(!FileManager.default.fileExists(atPath: box.db), "--list needs no database")
+    }
+
     @Test("query verify --source weewx scores forecasts against the imported station")
     func verifyAgainstWeewx() async throws {
         let box = Sandbox()

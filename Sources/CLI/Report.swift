@@ -1,0 +1,231 @@
+import Foundation
+import WxCore
+
+/// A report described once: columns (name, unit, kind) and rows of cells, rendered as a table for
+/// people, RFC 4180 CSV or one JSON document. A new output format is one more `render` case here.
+struct Report {
+    /// How a column's values look; the kind decides table text and alignment, CSV and JSON cells.
+    enum Kind {
+        case text
+        case integer
+        /// A measurement: tables round to `places` decimals, CSV and JSON keep every digit up to the
+        /// 15th significant one (`NumberText.tidy`: computed values carry only noise beyond it).
+        case number(places: Int)
+        /// Like `number`, with a `+` on positive values in tables (biases, changes).
+        case signed(places: Int)
+        /// A UTC instant: local time in tables, ISO 8601 UTC in CSV and JSON.
+        case time
+        /// A value of `variable`: tables add the weather code's label or the compass point.
+        case value(Variable)
+    }
+
+    struct Column {
+        /// The CSV header and JSON key (snake_case).
+        var name: String
+        /// The JSON key, when it is not `name`.
+        var jsonName: String?
+        /// The table header, when it is not `name`; the unit is added after it.
+        var label: String?
+        var unit: String?
+        var kind: Kind
+        /// The formats that show this column (some belong to the document in JSON, or only to people).
+        var formats: Set<OutputFormat> = [.table, .csv, .json]
+        /// Table text for a value when the kind's is not right (e.g. "never" for a missing time).
+        var tableText: ((Cell) -> String)?
+
+        init(_ name: String, _ kind: Kind, label: String? = nil, unit: String? = nil, json jsonName: String? = nil,
+             only formats: Set<OutputFormat> = [.table, .csv, .json], tableText: ((Cell) -> String)? = nil) {
+            self.name = name
+            self.jsonName = jsonName
+            self.kind = kind
+            self.label = label
+            self.unit = unit
+            self.formats = formats
+            self.tableText = tableText
+        }
+    }
+
+    enum Cell {
+        case text(String?)
+        case integer(Int64?)
+        case number(Double?)
+        case time(Int64?)
+        /// Several texts: a JSON array, one comma-joined cell elsewhere.
+        case list([String])
+
+        static func int(_ value: Int) -> Cell { .integer(Int64(value)) }
+    }
+
+    var columns: [Column]
+    var rows: [[Cell]] = []
+    /// Fields of the JSON document before the rows (location, variable, ...).
+    var meta: [(String, JSON)] = []
+    /// The JSON key of the rows; nil prints the rows as a bare array.
+    var rowsKey: String? = "rows"
+    /// A report of one thing: JSON prints its one row as the document.
+    var single = false
+    /// Fields of the JSON document after the rows.
+    var trailer: [(String, JSON)] = []
+    /// The zone of table times (a tz name; UTC when unknown).
+    var timezone = "UTC"
+    /// Text before and after the table, for people.
+    var title = ""
+    var footer = ""
+
+    init(columns: [Column]) { self.columns = columns }
+
+    /// A computed number for `meta` or `trailer`, tidied as number cells are (`NumberText.tidy`).
+    static func number(_ value: Double?) -> JSON { .number(NumberText.tidy(value)) }
+
+    func columns(for format: OutputFormat) -> [(Int, Column)] {
+        columns.enumerated().filter { $0.element.formats.contains(format) }.map { ($0.offset, $0.element) }
+    }
+
+    /// Prints the report in `format` on the context's stdout.
+    func render(_ format: OutputFormat, _ context: Context) throws {
+        switch format {
+        case .json: context.out(json().serialized() + "\n")
+        case .csv: try writeCSV(context.csvWriter())
+        case .table, .verif: context.out(title + table() + footer)
+        }
+    }
+
+    // MARK: JSON
+
+    func jsonRow(_ row: [Cell]) -> JSON {
+        .object(columns(for: .json).map { index, _ in
+            let value: JSON
+            switch row[index] {
+            case .text(let text): value = text.map { .string($0) } ?? .null
+            case .integer(let number): value = JSON.int(number)
+            case .number(let number): value = .number(NumberText.tidy(number))
+            case .time(let instant): value = instant.map { .string(CivilTime.isoUTC($0)) } ?? .null
+            case .list(let items): value = .array(items.map { .string($0) })
+            }
+            return (columns[index].jsonName ?? columns[index].name, value)
+        })
+    }
+
+    func json() -> JSON {
+        if single, let row = rows.first { return jsonRow(row) }
+        let rows = JSON.array(rows.map(jsonRow))
+        guard let rowsKey else { return rows }
+        return .object(meta + [(rowsKey, rows)] + trailer)
+    }
+
+    // MARK: CSV
+
+    func writeCSV(_ csv: CSVWriter) throws {
+        let shown = columns(for: .csv)
+        csv.header(shown.map(\.1.name))
+        for row in rows {
+            for (index, _) in shown {
+                switch row[index] {
+                case .text(let text): if let text { csv.text(text) } else { csv.empty() }
+                case .integer(let number): csv.integer(number)
+                case .number(let number): csv.number(NumberText.tidy(number))
+                case .time(let instant): if let instant { csv.isoUTC(instant) } else { csv.empty() }
+                case .list(let items): csv.text(items.joined(separator: ","))
+                }
+            }
+            csv.endRow()
+        }
+        try csv.flush()
+    }
+
+    // MARK: Table
+
+    func table() -> String {
+        let shown = columns(for: .table)
+        var table = Table(headers: shown.map { _, column in
+            let label = column.label ?? column.name
+            return column.unit.map { "\(label) \($0)" } ?? label
+        })
+        for (position, (_, column)) in shown.enumerated() {
+            switch column.kind {
+            case .text, .time: break
+            case .value(let variable) where variable.quantity == .code || variable.quantity == .direction: break
+            default: table.rightAligned.insert(position)
+            }
+        }
+        for row in rows {
+            table.rows.append(shown.map { index, column in
+                let cell = row[index]
+                if let custom = column.tableText { return custom(cell) }
+                return text(cell, column.kind)
+            })
+        }
+        return table.render()
+    }
+
+    func text(_ cell: Cell, _ kind: Kind) -> String {
+        switch (cell, kind) {
+        case (.text(let text), _): return text ?? ""
+        case (.list(let items), _): return items.joined(separator: ",")
+        case (.integer(let number), _): return number.map { String($0) } ?? ""
+        case (.time(let instant), _): return instant.map { TimeInput.local($0, timezone: timezone) } ?? ""
+        case (.number(let number), .signed(let places)): return signed(number, places: places)
+        case (.number(let number), .value(let variable)): return display(number, variable)
+        case (.number(let number), .number(let places)): return formatNumber(number, places: places)
+        case (.number(let number), _): return formatNumber(number)
+        }
+    }
+}
+
+/// An aligned text table for people: numbers right-aligned, text left-aligned.
+struct Table {
+    var headers: [String]
+    var rows: [[String]] = []
+    /// Columns to right-align (numbers).
+    var rightAligned: Set<Int> = []
+
+    func render() -> String {
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            var parts: [String] = []
+            for (i, cell) in cells.enumerated() {
+                let pad = String(repeating: " ", count: max(0, widths[i] - cell.count))
+                parts.append(rightAligned.contains(i) ? pad + cell : cell + pad)
+            }
+            return parts.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+        }
+        var out = line(headers)
+        out += line(widths.map { String(repeating: "-", count: $0) })
+        for row in rows { out += line(row) }
+        return out
+    }
+}
+
+/// Formats a number for a table: up to `places` decimals, no trailing zeros.
+func formatNumber(_ value: Double?, places: Int = 2) -> String {
+    guard let value, value.isFinite else { return "" }
+    var text = String(format: "%.\(places)f", value)
+    if text.contains(".") {
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+    }
+    return text == "-0" ? "0" : text
+}
+
+/// A signed number for people: `+1.2`, `-0.4`, `0`.
+func signed(_ value: Double?, places: Int = 2) -> String {
+    guard let value else { return "" }
+    let text = formatNumber(value, places: places)
+    return value > 0 && text != "0" ? "+" + text : text
+}
+
+/// A value for people: weather codes with their label, directions with their compass point.
+func display(_ value: Double?, _ variable: Variable) -> String {
+    guard let value else { return "" }
+    switch variable.quantity {
+    case .code:
+        // A code outside WMO's 0...99 (hostile or broken input) prints as the number it is.
+        guard let code = Int(exactly: value.rounded()), (0...99).contains(code) else { return formatNumber(value, places: 1) }
+        return "\(code) \(WeatherCode.label(code))"
+    case .direction: return "\(formatNumber(value, places: 0)) \(WeatherCode.compass(value))"
+    default: return formatNumber(value, places: 1)
+    }
+}
