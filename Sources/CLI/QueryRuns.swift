@@ -59,7 +59,7 @@ enum QueryRuns {
             .init("last_valid_time", .time, label: "last hour"),
             .init("hour_count", .integer, only: [.csv, .json]),
             // Hours the run had when stored; a pruned run's rows are gone.
-            .init("hours", .text, only: [.table]),
+            .init("hours", .integer, only: [.table]),
             .init("pruned_at", .time, only: [.csv, .json]),
         ])
         report.rows = runs.map { r in
