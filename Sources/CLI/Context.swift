@@ -1,5 +1,6 @@
 import Foundation
 import WxCore
+import WxFetcher
 import WxStore
 
 /// Where a command writes, what environment it sees, and what time it is. Tests give their own.
@@ -10,7 +11,12 @@ public final class Context {
     public var environment: [String: String]
     public var stdoutIsTerminal: Bool
     public var stderrIsTerminal: Bool
-    public var now: () -> Date
+    public var now: @Sendable () -> Date
+    /// How HTTP retries wait (tests inject a sleeper that records and returns at once).
+    public var sleep: @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep
+    /// The API key a command resolved (`--api-key` or `WXDB_API_KEY`), so that the last error line
+    /// can be scrubbed of it: server texts quoted in errors may carry it.
+    var apiKey: String?
     /// Where stdout goes (a file descriptor, so exports can stream).
     public var stdoutFD: Int32
     private var stdoutBuffer: [UInt8] = []
@@ -22,7 +28,7 @@ public final class Context {
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment,
                 stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
-                now: @escaping () -> Date = Date.init) {
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.environment = environment
         self.stdoutFD = stdoutFD
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -66,6 +72,11 @@ public final class Context {
 
     /// A note on stderr unless `--quiet`.
     public func note(_ line: String) { if !quiet { err(line) } }
+
+    /// `text` without the API key: the last guard before a message reaches the terminal.
+    func withoutAPIKey(_ text: String) -> String {
+        HTTPClient.scrub(text, secret: apiKey ?? environment["WXDB_API_KEY"])
+    }
 
     public var capturedStderr: [String] { stderrLines }
 }

@@ -93,7 +93,7 @@ enum ExportCommand {
     static func run(_ kind: ExportRequest.Kind, _ options: Options, _ context: Context) throws {
         var request = ExportRequest(kind: kind)
         request.format = options.format.format == .verif ? .verif : .csv
-        let store = try options.database.open(context)
+        let store = try options.database.open(context, access: .read)
         var timezone = "UTC"
         if options.location.name != nil {
             let location = try options.location.resolve(store)
@@ -116,7 +116,7 @@ enum ExportCommand {
             }
         }
         context.flush()
-        let output = try OutputFile(path: options.output, stdout: context.stdoutFD)
+        let output = try options.database.outputFile(options.output, context)
         // Nothing matched is an error, as in 'query': the header waits for the first row.
         let csv = CSVWriter(fileDescriptor: output.fd)
         csv.withholdsHeaderUntilFirstRow = true
@@ -131,49 +131,5 @@ enum ExportCommand {
             output.abandon()
             throw error
         }
-    }
-}
-
-/// stdout, or a file written beside its final path and renamed into place on success, so a failed
-/// export never leaves a half-written file where a complete one was.
-final class OutputFile {
-    let fd: Int32
-    let path: String?
-    let temporary: String?
-
-    init(path: String?, stdout: Int32) throws {
-        self.path = path
-        guard let path else {
-            fd = stdout
-            temporary = nil
-            return
-        }
-        let temporary = path + ".wxdb-partial-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw CLIError("cannot write \(path): \(String(cString: strerror(errno))). Check the folder exists and is writable")
-        }
-        self.fd = fd
-        self.temporary = temporary
-    }
-
-    func commit() throws {
-        guard let path, let temporary else { return }
-        if fsync(fd) != 0 || close(fd) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the disk and try again")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CLIError("cannot write \(path): \(reason); nothing was written there. Check the folder is writable and try again")
-        }
-    }
-
-    func abandon() {
-        guard let temporary else { return }
-        close(fd)
-        unlink(temporary)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import WxCore
 import WxFetcher
 import WxStore
 
@@ -18,7 +19,7 @@ enum Geocode {
             name: name, latitude: place.latitude, longitude: place.longitude, elevation: options.elevation ?? place.elevation,
             timezone: options.timezone ?? place.timezone ?? "auto", models: options.models, now: context.nowUnix)
         let elevationText = location.elevation.map { ", \(formatNumber($0, places: 0)) m" } ?? ""
-        context.note("Added \(name): \(place.label) (\(formatNumber(place.latitude, places: 4)), \(formatNumber(place.longitude, places: 4))), \(location.timezone)\(elevationText)")
+        context.note("Added \(name): \(place.label.clippedForMessage(200)) (\(formatNumber(place.latitude, places: 4)), \(formatNumber(place.longitude, places: 4))), \(location.timezone)\(elevationText)")
         return location
     }
 }

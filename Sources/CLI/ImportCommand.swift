@@ -21,7 +21,7 @@ enum ImportCommand {
                            required: true, \.fetchedAt),
                    .string("model", "model", "Model name of an unsuffixed response, or the one model to take from a multi-model one.",
                            default: "the location's first model", \.model),
-                   .flag("force", "Store a response whose grid point is more than \(Int(maxGridDistance)) km from the location.", \.force)]
+                   .flag("force", "Store a response whose grid point is more than \(Int(GridDistance.maxKilometres)) km from the location.", \.force)]
                 + DatabaseOption.options(\.database)
         }
 
@@ -40,9 +40,6 @@ enum ImportCommand {
             options: Options.self, run: run)
     }
 
-    /// How far (km) a response's grid point may be from the location: Open-Meteo's coarsest
-    /// global models have cells of about 25 km, so a farther point is another place.
-    static let maxGridDistance = 50.0
     /// How far (seconds) `--fetched-at` may be ahead of this machine's clock.
     static let futureMargin: Int64 = 600
 
@@ -60,27 +57,35 @@ enum ImportCommand {
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
         let outcomes = try store.storeAll(args.files, for: location, make: { path in
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError("cannot read \(path): no such file, or not readable. Nothing was imported")
-            }
+            let data = try readInput(path, nothingDone: "Nothing was imported")
             let response: ForecastResponse
             do {
                 response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
             } catch let error as DecodeError {
                 throw CLIError("\(path): \(error.description). Nothing was imported")
             }
-            let distance = Geo.distanceKilometres(location.latitude, location.longitude, response.latitude, response.longitude)
-            if distance > maxGridDistance && !args.force {
-                throw CLIError("\(path): its grid point \(JSON.numberText(response.latitude)), \(JSON.numberText(response.longitude)) is \(Int(distance.rounded())) km from \(location.name) at \(JSON.numberText(location.latitude)), \(JSON.numberText(location.longitude)), so it is another place's forecast. Nothing was imported; check --location, or pass --force to store it anyway")
+            // The same check as a fetched answer's (`GridDistance`), which a saved file can skip with --force.
+            if !args.force, let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,
+                                                                gridLatitude: response.latitude, gridLongitude: response.longitude) {
+                throw CLIError("\(path): \(problem). Nothing was imported; check --location, or pass --force to store it anyway")
             }
             return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
         }, stored: { path, outcomes in
             if context.verbose {
-                for outcome in outcomes { context.err("\(path): \(outcome.model) \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)") }
+                for outcome in outcomes {
+                    let what = outcome.continued ? "continued" : outcome.kind.rawValue
+                    context.err("\(path): \(outcome.model) \(what) run \(outcome.runID) (\(outcome.hours) hours\(outcome.continued ? ", +\(outcome.addedHours) new" : ""))")
+                }
             }
         })
         let stored = outcomes.filter { $0.kind == .stored }
-        let repeated = outcomes.count - stored.count
-        context.note("Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours), \(repeated) repeated")
+        // A run continued through a moved window grew: say by how much, not just "repeated".
+        let continued = outcomes.filter { $0.continued }
+        let repeated = outcomes.count - stored.count - continued.count
+        var line = "Imported \(args.files.count) file(s) for \(location.name): \(stored.count) new run(s) (\(stored.map(\.hours).reduce(0, +)) hours)"
+        if !continued.isEmpty {
+            line += ", \(continued.count) run(s) continued (+\(continued.map(\.addedHours).reduce(0, +)) hours)"
+        }
+        context.note(line + ", \(repeated) repeated")
     }
 }

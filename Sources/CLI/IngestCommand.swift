@@ -52,12 +52,15 @@ enum IngestCommand {
         }
         let ingestor = Ingestor(store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context),
                                 now: { [context] in context.now() })
+        // One sleeper for every wait a command makes (retries and the minute budget), so tests inject one.
+        ingestor.sleep = { [context] seconds in try? await context.sleep(TimeInterval(seconds)) }
         if context.stderrIsTerminal && !context.quiet && locations.count > 10 {
             ingestor.progress = { done, total in
                 let line = "\rIngesting: \(done)/\(total) locations" + (done == total ? "\r\u{1B}[K" : "")
                 FileHandle.standardError.write(Data(line.utf8))
             }
         }
+        ingestor.notice = { [context] line in context.note(line) }
         if context.verbose {
             ingestor.log = { [context] line in context.err(line) }
         }

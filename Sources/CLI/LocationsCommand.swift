@@ -104,7 +104,7 @@ enum LocationsCommand {
 
     static var list: Command {
         Command(name: "list", abstract: "List saved locations.", options: ListOptions.self) { options, context in
-            let store = try options.database.open(context)
+            let store = try options.database.open(context, access: .read)
             let summaries = try summaries(store)
             if options.output.format == .table && summaries.isEmpty {
                 context.note("No locations yet. Add one with: wxdb locations add NAME --lat DEG --lon DEG")
@@ -161,7 +161,7 @@ enum LocationsCommand {
 
     static var show: Command {
         Command(name: "show", abstract: "Show one location and what is stored for it.", options: ShowOptions.self) { options, context in
-            let store = try options.database.open(context)
+            let store = try options.database.open(context, access: .read)
             let location = try LocationOption.resolve(options.location.name, in: store)
             guard let s = try summaries(store, only: location.name).first else { return }
             if options.output.format != .table {

@@ -29,28 +29,64 @@ enum PruneCommand {
                 non-default thresholds are not kept for pruned runs. The latest run of each location and model
                 always keeps its rows, whatever its age: the next fetch continues or repeats it.
                 """,
-            options: Options.self
-        ) { options, context in
-                let store = try options.database.open(context)
-                if options.dryRun {
-                    let plan = try Pruner.plan(store, keepDays: options.keepDays!, now: context.nowUnix)
-                    context.out("Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n")
-                    return
-                }
-                let before = fileSize(store.path)
-                let result = try Pruner.prune(store, keepDays: options.keepDays!, now: context.nowUnix)
-                var line = "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
-                if options.vacuum {
-                    try store.vacuum()
-                    line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
-                }
-                context.note(line)
-        }
+            options: Options.self, run: run)
     }
-}
 
-func fileSize(_ path: String) -> Int64 {
-    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+    static func run(_ options: Options, _ context: Context) throws {
+        let keep = options.keepDays!
+        let store = try options.database.open(context)
+        if options.dryRun {
+            let plan = try Pruner.plan(store, keepDays: keep, now: context.nowUnix)
+            context.out("Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n")
+            return
+        }
+        let before = fileSize(store.path)
+        func summary(_ result: PruneResult) -> String {
+            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
+        }
+        let result: PruneResult
+        do {
+            result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
+        } catch let failure as Pruner.Failure {
+            throw CLIError("prune stopped partway. \(summary(failure.done)) before it failed; those runs stay pruned with their sums kept. The rest failed: \(reason(failure.underlying)); run it again to finish")
+        }
+        var line = summary(result)
+        guard options.vacuum else {
+            context.note(line)
+            return
+        }
+        if let refusal = vacuumRefusal(databaseBytes: before, walBytes: fileSize(store.path + "-wal"),
+                                       freeBytes: store.freeBytesBeside(), keepDays: keep) {
+            throw CLIError("\(line). \(refusal)")
+        }
+        let vacuumed: VacuumResult
+        do {
+            vacuumed = try store.vacuum(busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds)
+        } catch {
+            throw CLIError("\(line). VACUUM failed: \(reason(error)); the database is as the prune left it")
+        }
+        line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
+        if vacuumed.walKept {
+            line += "; another reader kept the -wal file (\(bytes(vacuumed.walBytes))) from being folded back, so the file shrinks at the next checkpoint after that reader finishes (the next wxdb write does it)"
+        }
+        context.note(line)
+    }
+
+    /// Why VACUUM should not start, or nil. It writes a new copy of the whole database (into the
+    /// -wal) before the old pages go: without that much room it would fail at the end, after
+    /// minutes of work.
+    static func vacuumRefusal(databaseBytes: Int64, walBytes: Int64, freeBytes: Int64?, keepDays: Int) -> String? {
+        let needed = databaseBytes + walBytes
+        guard let freeBytes, freeBytes < needed else { return nil }
+        return "Did not VACUUM: it needs about \(bytes(needed)) free beside the database and \(bytes(freeBytes)) is free; the freed pages are reused by new data anyway. Free some space and run 'wxdb prune --keep-days \(keepDays) --vacuum' again"
+    }
+
+    /// Why a step failed, without the general "nothing was stored" of a failed command: what
+    /// prune did before the failure is said beside it.
+    static func reason(_ error: Error) -> String {
+        if isDiskFull(error) { return "the disk is full; free some space" }
+        return userMessage(for: error)
+    }
 }
 
 func bytes(_ count: Int64) -> String {
@@ -85,7 +121,7 @@ enum StatsCommand {
 
     static func run(_ options: Options, _ context: Context) throws {
         let days = options.days ?? 7
-        let store = try options.database.open(context)
+        let store = try options.database.open(context, access: .read)
         let now = context.nowUnix
         let since = now - Int64(days) * 86400
         let counts = try store.tableCounts()
@@ -161,22 +197,33 @@ enum DoctorCommand {
 
     static func run(_ args: Options, _ context: Context) throws {
         let path = args.database.path(context)
+        try Store.checkPath(path)
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError("no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'")
         }
         // Look before opening: a file that is not SQLite is reported, never touched.
-        if let handle = FileHandle(forReadingAtPath: path) {
-            let header = handle.readData(ofLength: 16)
-            try? handle.close()
-            if header.count > 0 && header != Data("SQLite format 3\u{0}".utf8) {
+        var header = [UInt8](repeating: 0, count: 20)
+        let handle = open(path, O_RDONLY | O_CLOEXEC)
+        if handle >= 0 {
+            let count = read(handle, &header, 20)
+            close(handle)
+            if count > 0 && (count < 16 || Array(header.prefix(16)) != Array("SQLite format 3\u{0}".utf8)) {
                 throw CLIError("\(path) is not a SQLite database (its first bytes are not the SQLite header). wxdb did not change it. If it should be your wxdb database, restore it from a backup; otherwise pass the right --db")
             }
         }
+        // Read-only, so checking never changes the file; and a file the user may only read is
+        // checked like any other, not called damaged.
         let db: DatabaseInspection
         do {
             db = try DatabaseInspection(path: path)
-        } catch let error as DatabaseInspection.OpenError {
-            throw CLIError("cannot open \(path): \(error.message). wxdb did not change it")
+        } catch let error as Store.OpenError {
+            if case .notADatabase = error {
+                throw CLIError("\(path) is damaged or not a SQLite database: SQLite cannot read its schema. wxdb did not change it. Keep a copy of the file before anything else; restore from a backup")
+            }
+            throw CLIError("\(error). wxdb did not change it")
+        }
+        if let reason = Store.readOnlyReason(path) {
+            context.note("Note: \(path) is read-only for you (\(reason)); checking it without changing anything")
         }
         var problems: [String] = []
         var report = Report(columns: [.init("check", .text), .init("result", .text)])
@@ -215,7 +262,9 @@ enum DoctorCommand {
             let pending = try db.pendingMigrations()
             return "\(applied.last!)" + (pending.isEmpty ? " (current)" : " (\(pending.count) migration(s) to apply on next write)")
         }
-        check("journal") { try db.journalMode() ?? "?" }
+        // From the header (bytes 18-19 are 2 in WAL mode): a read-only or immutable connection reports
+        // its own journal mode, not the file's.
+        check("journal") { header[18] == 2 && header[19] == 2 ? "wal" : try db.journalMode() ?? "?" }
         check("wal") { "\(bytes(fileSize(path + "-wal"))) not yet checkpointed" }
         if args.output.format == .json {
             report.meta = [("path", .string(path)), ("ok", .bool(problems.isEmpty))]

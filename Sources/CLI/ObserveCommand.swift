@@ -54,16 +54,16 @@ enum ObserveCommand {
         let source = args.source.name
         let store = try args.database.open(context)
         let location = try args.location.resolve(store)
-        var zone: ((Int64) -> Int64)?
+        var zone: ((Int64) -> Int64?)?
         if let tz = args.timezone {
-            zone = { TimeInput.localToUTC($0, timezone: tz) }
+            zone = { ZoneTime.existingInstant(ofWall: $0, timezone: tz) }
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError("cannot read \(path): no such file, or not readable. Check the path")
-        }
+        let data = try readInput(path)
         let csv: StationCSV
         do {
             csv = try StationCSV.parse(data, timezone: zone, skipBadRows: args.skipBadRows)
+        } catch let problem as StationCSV.Problem where problem.wholeFile {
+            throw CLIError("\(path): \(problem.description). Nothing was imported")
         } catch let problem as StationCSV.Problem {
             throw CLIError("\(path) \(problem.description). Nothing was imported; fix the row or use --skip-bad-rows")
         }

@@ -33,8 +33,9 @@ struct DatabaseOption {
 
     /// Opens the database. Only commands that store something pass `create`, and even they do not
     /// make a folder the user named that does not exist (a typo would silently start a new history);
-    /// the default folder is wxdb's own and is made on first use.
-    func open(_ context: Context, create: Bool = false) throws -> Store {
+    /// the default folder is wxdb's own and is made on first use. Reading commands pass `.read`: a
+    /// database the user cannot write is then read without changing anything, and a note says so.
+    func open(_ context: Context, create: Bool = false, access: Store.Access = .write) throws -> Store {
         let path = path(context)
         if create, !FileManager.default.fileExists(atPath: path) {
             let folder = (path as NSString).deletingLastPathComponent
@@ -44,7 +45,24 @@ struct DatabaseOption {
                 throw CLIError("the folder \(folder) does not exist, so the database \(path) cannot be created there; create the folder first (mkdir -p '\(folder)') or pass another --db")
             }
         }
-        return try Store.open(path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds)
+        let store = try Store.open(path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds,
+                                   access: access)
+        if let reason = store.readOnlyReason {
+            context.note("Note: \(store.path) is read-only for you (\(reason)); reading it without changing anything")
+        }
+        return store
+    }
+
+    /// Where a command's `--output` goes (stdout when nil): every command that writes a file opens it
+    /// here, so none can overwrite the database or follow a planted link.
+    func outputFile(_ output: String?, _ context: Context) throws -> OutputFile {
+        let db = path(context)
+        let real = realpath(db, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? db
+        let protected = [db, db + "-wal", db + "-shm", db + "-journal", db + ".ingest-lock", real + ".ingest-lock"]
+        return try OutputFile(path: output, stdout: context.stdoutFD, protected: protected)
     }
 }
 
@@ -66,7 +84,9 @@ struct NetworkOptions {
 
     /// Endpoints from the environment, with `--api-key` over `WXDB_API_KEY`.
     func endpoints(_ context: Context) -> Endpoints {
-        Endpoints.from(environment: context.environment, apiKey: apiKey)
+        let endpoints = Endpoints.from(environment: context.environment, apiKey: apiKey)
+        context.apiKey = endpoints.apiKey
+        return endpoints
     }
 
     func httpClient(_ context: Context) -> HTTPClient {
@@ -75,7 +95,8 @@ struct NetworkOptions {
         if let attempts { retry.attempts = attempts }
         if let base = context.environment["WXDB_RETRY_BASE_DELAY"].flatMap(Double.init) { retry.baseDelay = base }
         retry.maxTotal = max(retry.maxTotal, timeout * Double(retry.attempts) + 30)
-        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)")
+        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)",
+                          sleep: context.sleep, now: context.now)
     }
 }
 
@@ -208,7 +229,7 @@ enum TimeInput {
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
         guard TimeZone(identifier: timezone) != nil else {
             // `auto` until the first fetch tells wxdb the zone: guessing would shift times by hours.
-            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone)); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
+            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone.clippedForMessage())); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
         }
         return localToUTC(parsed.wallSeconds, timezone: timezone)
     }

@@ -38,7 +38,7 @@ enum QueryForecast {
     static func run(_ options: Options, _ context: Context) throws {
         let variable = options.variable.variable
         let units = options.units.units
-        let store = try options.database.open(context)
+        let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
         let at = try TimeInput.resolve(options.at!, timezone: location.timezone, now: context.nowUnix, option: "at")
         let history = try ForecastHistoryQuery.history(

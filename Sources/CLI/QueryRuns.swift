@@ -28,7 +28,7 @@ enum QueryRuns {
     }
 
     static func run(_ options: Options, _ context: Context) throws {
-        let store = try options.database.open(context)
+        let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
         let range = try options.range.resolve(timezone: location.timezone, now: context.nowUnix)
         let runs = try RunsQuery.runs(store, location: location, issued: range, model: options.model)

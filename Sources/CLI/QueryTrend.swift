@@ -48,7 +48,7 @@ enum QueryTrend {
     }
 
     static func run(_ options: Options, _ context: Context) throws {
-        let store = try options.database.open(context)
+        let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
         let query = TrendOptions(
             variable: options.variable.variable, leadHours: options.lead!, toleranceHours: options.tolerance ?? 3,

@@ -51,7 +51,7 @@ enum QueryVerify {
 
     static func run(_ options: Options, _ context: Context) throws {
         let variable = options.variable.variable
-        let store = try options.database.open(context)
+        let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
         let query = VerifyOptions(
             variable: variable, source: options.source, range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),

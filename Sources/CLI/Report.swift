@@ -179,23 +179,32 @@ struct Table {
     /// Columns to right-align (numbers).
     var rightAligned: Set<Int> = []
 
+    /// Linear in the size of the table: each cell's width is counted once and each line is
+    /// built in one buffer (a regex per line was quadratic in a long cell's padding).
     func render() -> String {
+        let counted = rows.map { $0.map(\.count) }
         var widths = headers.map(\.count)
-        for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        for row in counted {
+            for (i, width) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], width) }
         }
-        func line(_ cells: [String]) -> String {
-            var parts: [String] = []
-            for (i, cell) in cells.enumerated() {
-                let pad = String(repeating: " ", count: max(0, widths[i] - cell.count))
-                parts.append(rightAligned.contains(i) ? pad + cell : cell + pad)
+        var out: [UInt8] = []
+        func line(_ cells: [String], _ cellWidths: [Int]) {
+            let start = out.count
+            for (i, cell) in cells.enumerated() where i < widths.count {
+                if i > 0 { out.append(contentsOf: [0x20, 0x20]) }
+                let pad = max(0, widths[i] - cellWidths[i])
+                if rightAligned.contains(i) { out.append(contentsOf: repeatElement(0x20, count: pad)) }
+                out.append(contentsOf: cell.utf8)
+                if !rightAligned.contains(i) { out.append(contentsOf: repeatElement(0x20, count: pad)) }
             }
-            return parts.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+            // No trailing blanks (padding of a last column, or a cell that ends in them).
+            while out.count > start, let last = out.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { out.removeLast() }
+            out.append(0x0A)
         }
-        var out = line(headers)
-        out += line(widths.map { String(repeating: "-", count: $0) })
-        for row in rows { out += line(row) }
-        return out
+        line(headers, headers.map(\.count))
+        line(widths.map { String(repeating: "-", count: $0) }, widths)
+        for (row, cellWidths) in zip(rows, counted) { line(row, cellWidths) }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

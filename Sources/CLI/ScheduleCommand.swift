@@ -1,5 +1,6 @@
 import Foundation
 import WxCore
+import WxStore
 
 enum ScheduleCommand {
     enum Kind: String { case cron, systemd, launchd }
@@ -45,21 +46,45 @@ enum ScheduleCommand {
         return 1 + Int(hash % 58)
     }
 
+    /// A name part per database, so installing a schedule for one database never replaces
+    /// another's: empty for the default database (the names wxdb always used), else `-` and eight
+    /// hex digits of its path.
+    static func unitSuffix(for db: String, environment: [String: String]) -> String {
+        if db == absolute(defaultDatabasePath(environment: environment)) { return "" }
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in db.utf8 {
+            hash ^= UInt32(byte)
+            hash &*= 0x0100_0193
+        }
+        let hex = String(hash, radix: 16)
+        return "-" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
     static func run(_ options: Options, _ context: Context) throws {
         let kind = options.kinds[0]
         let binary = executablePath()
         let db = absolute(options.database.path(context))
         let log = absolute(options.log ?? ((db as NSString).deletingLastPathComponent + "/wxdb.log"))
-        notes(kind, context)
         let minute = minute(for: db)
+        let unit = "wxdb-ingest" + unitSuffix(for: db, environment: context.environment)
+        let label = "com.wxdb.ingest" + unitSuffix(for: db, environment: context.environment).replacingOccurrences(of: "-", with: ".")
+        // A newline would end a crontab line or unit setting and start another (injecting a second
+        // entry); no format can carry control characters safely, so such paths are refused.
+        for (label, path) in [("the wxdb binary", binary), ("the database", db), ("the log", log)]
+        where path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw CLIError("\(label) path \(path.debugDescription) holds a newline or another control character, which a schedule cannot carry safely; use a path without one")
+        }
+        notes(kind, context)
         // Endpoint overrides and the key are not written out: the key must never land in a file we print.
         switch kind {
         case .cron:
             context.out("# wxdb: fetch forecasts every hour at minute \(minute)\n")
-            context.out("\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1\n")
+            // The trailing comment tags the line as wxdb's for this database, so
+            // Scripts/install-schedule replaces only this database's line and never another's.
+            context.out(cron("\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1 \(cronTag(db))") + "\n")
         case .systemd:
             context.out("""
-                # ~/.config/systemd/user/wxdb-ingest.service
+                # ~/.config/systemd/user/\(unit).service
                 [Unit]
                 Description=wxdb: fetch and store weather forecasts
                 Wants=network-online.target
@@ -68,9 +93,9 @@ enum ScheduleCommand {
                 [Service]
                 Type=oneshot
                 ExecStart=\(systemdQuote(binary)) --db \(systemdQuote(db)) --quiet ingest
-                # output goes to the journal: journalctl --user -u wxdb-ingest
+                # output goes to the journal: journalctl --user -u \(unit)
 
-                # ~/.config/systemd/user/wxdb-ingest.timer
+                # ~/.config/systemd/user/\(unit).timer
                 [Unit]
                 Description=Run wxdb ingest every hour
 
@@ -87,10 +112,10 @@ enum ScheduleCommand {
             context.out("""
                 <?xml version="1.0" encoding="UTF-8"?>
                 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-                <!-- ~/Library/LaunchAgents/com.wxdb.ingest.plist; load with: launchctl load <this file> -->
+                <!-- ~/Library/LaunchAgents/\(label).plist; load with: launchctl load <this file> -->
                 <plist version="1.0">
                 <dict>
-                    <key>Label</key><string>com.wxdb.ingest</string>
+                    <key>Label</key><string>\(label)</string>
                     <key>ProgramArguments</key>
                     <array>
                         <string>\(xml(binary))</string>
@@ -150,11 +175,33 @@ enum ScheduleCommand {
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// The comment that marks a crontab line as wxdb's schedule for `db` (an absolute path).
+    static func cronTag(_ db: String) -> String { "# wxdb-schedule db=" + db }
+
+    /// Escapes `%`, which cron turns into a newline (the rest of the line becomes stdin) unless
+    /// written `\%`; cron removes the backslash before the shell sees the line.
+    static func cron(_ line: String) -> String {
+        line.replacingOccurrences(of: "%", with: "\\%")
+    }
+
+    /// One ExecStart word: double-quoted with `\` and `"` escaped (systemd's own unquoting), `$`
+    /// doubled (else an environment variable) and `%` doubled (else a unit specifier).
     static func systemdQuote(_ text: String) -> String {
-        text.contains(" ") ? "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : text
+        var quoted = ""
+        for char in text {
+            switch char {
+            case "\\": quoted += "\\\\"
+            case "\"": quoted += "\\\""
+            case "$": quoted += "$$"
+            case "%": quoted += "%%"
+            default: quoted.append(char)
+            }
+        }
+        return "\"" + quoted + "\""
     }
 
     static func xml(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&apos;")
     }
 }

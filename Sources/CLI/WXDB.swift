@@ -65,7 +65,7 @@ public enum WXDB {
             return 0
         } catch {
             context.flush()
-            context.err("Error: \(userMessage(for: error))")
+            context.err("Error: \(context.withoutAPIKey(userMessage(for: error)))")
             return 1
         }
     }

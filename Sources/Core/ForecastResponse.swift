@@ -177,6 +177,36 @@ public enum ForecastDecoder {
         return [try decode(json, defaultModel: defaultModel, expectedModels: models)]
     }
 
+    /// One element of an answer, decoded on its own, with the `location_id` it claims (read even
+    /// when the rest of it cannot be decoded, so a failure can be put down to its location).
+    public struct Element: Sendable {
+        public var locationID: Int?
+        public var result: Result<ForecastResponse, DecodeError>
+
+        public init(locationID: Int?, result: Result<ForecastResponse, DecodeError>) {
+            self.locationID = locationID
+            self.result = result
+        }
+    }
+
+    /// Decodes a body holding one location or an array of locations element by element, so one
+    /// bad element costs only its own location. Throws only when the body is not JSON at all.
+    public static func decodeEach(_ body: some Collection<UInt8>, defaultModel: String, models: [String]? = nil) throws -> [Element] {
+        let json = try parse(body)
+        let elements: [JSON]
+        if case .array(let list) = json { elements = list } else { elements = [json] }
+        return elements.map { element in
+            let id = element["location_id"]?.numberValue.flatMap { Int(exactly: $0) }
+            do {
+                return Element(locationID: id, result: .success(try decode(element, defaultModel: defaultModel, expectedModels: models)))
+            } catch let error as DecodeError {
+                return Element(locationID: id, result: .failure(error))
+            } catch {
+                return Element(locationID: id, result: .failure(.invalidJSON("\(error)")))
+            }
+        }
+    }
+
     static func parse(_ body: some Collection<UInt8>) throws -> JSON {
         do {
             return try JSONParser.parse(body)
@@ -200,6 +230,12 @@ public enum ForecastDecoder {
         }
         let offset = Int(offsetNumber)
         let timezone = root["timezone"]?.stringValue ?? "GMT"
+        // Stored with every run and shown to people: a name no zone database has this long or
+        // with these characters is not Open-Meteo's (adoption checks the zone database itself).
+        guard timezone.utf8.count <= ZoneTime.maxNameLength,
+              timezone.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+            throw DecodeError.wrongType(field: "timezone", expected: "a time zone name", found: "a text of \(timezone.utf8.count) bytes")
+        }
         var locationID: Int?
         if let id = root["location_id"]?.numberValue { locationID = Int(exactly: id) }
 

@@ -79,6 +79,9 @@ public struct JSONParser {
 
     static func parse(buffer: UnsafeRawBufferPointer) throws -> JSON {
         var parser = Cursor(bytes: buffer)
+        // A UTF-8 byte order mark (editors on Windows add one) is not content; RFC 8259 §8.1 lets
+        // a parser ignore it.
+        if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { parser.position = 3 }
         parser.skipWhitespace()
         if parser.position == buffer.count {
             throw JSONParseError(message: "the document is empty", offset: 0)

@@ -16,6 +16,13 @@ public enum ZoneTime {
         return wall - Int64(offset(at: guess, timezone: timezone))
     }
 
+    /// The instant of a wall-clock time in `timezone`, or nil when the clocks skip it (the hour a
+    /// DST change jumps over), so a caller can say so instead of reading it as the next hour.
+    public static func existingInstant(ofWall wall: Int64, timezone: String) -> Int64? {
+        let instant = instant(ofWall: wall, timezone: timezone)
+        return instant + Int64(offset(at: instant, timezone: timezone)) == wall ? instant : nil
+    }
+
     /// The local date (`YYYY-MM-DD`) of an instant in `timezone`.
     public static func date(of instant: Int64, timezone: String) -> String {
         CivilTime.dateString(unix: instant + Int64(offset(at: instant, timezone: timezone)))
@@ -25,5 +32,21 @@ public enum ZoneTime {
     public static func span(ofDate date: String, timezone: String) -> (start: Int64, end: Int64)? {
         guard let wall = CivilTime.parseLabel(date) else { return nil }
         return (instant(ofWall: wall, timezone: timezone), instant(ofWall: wall + 86400, timezone: timezone))
+    }
+}
+
+extension ZoneTime {
+    /// Longer than any tz-database name (the longest today has 32 characters).
+    public static let maxNameLength = 64
+
+    /// Whether `name` is a zone wxdb can adopt from a server or the geocoder: short, made of the
+    /// characters tz-database names use, and known to this machine's time zone database.
+    public static func isValidName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= maxNameLength,
+              name.utf8.allSatisfy({ byte in
+                  (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                      || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+              }) else { return false }
+        return TimeZone(identifier: name) != nil
     }
 }

@@ -28,7 +28,8 @@ public struct Backfill {
     }
 
     /// Fetches `from...to` (local dates `YYYY-MM-DD`, inclusive) and upserts them; running it
-    /// again over the same range changes nothing. Each chunk is stored in one transaction.
+    /// again over the same range changes nothing. Each chunk is stored in one transaction; a
+    /// failure after some chunks throws `BackfillError.failedPartway`, which says what was kept.
     public func run(location: Location, fromDate: String, toDate: String, now: Int64) async throws -> Result {
         guard let start = CivilTime.parseLabel(fromDate), let requestedEnd = CivilTime.parseLabel(toDate) else {
             throw BackfillError.badRange("dates must be YYYY-MM-DD")
@@ -53,13 +54,25 @@ public struct Backfill {
                 ("timezone", location.timezone == "auto" ? "auto" : location.timezone), ("timeformat", "unixtime"),
                 ("temperature_unit", "celsius"), ("wind_speed_unit", "kmh"), ("precipitation_unit", "mm"),
             ]
-            let url = try endpoints.url(endpoints.archive, query)
-            let response = try await client.get(url)
-            result.requests += 1
-            let decoded = try ForecastDecoder.decodeSingle(response.body, defaultModel: "era5")
-            let saved = try save(decoded, location: location, now: now)
-            result.hours += saved.hours
-            if result.stoppedEarly, let last = saved.last { result.stoppedAt = max(result.stoppedAt ?? last, last) }
+            do {
+                let url = try endpoints.url(endpoints.archive, query)
+                let response = try await client.get(url)
+                result.requests += 1
+                let decoded = try ForecastDecoder.decodeSingle(response.body, defaultModel: "era5")
+                if let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,
+                                                       gridLatitude: decoded.latitude, gridLongitude: decoded.longitude) {
+                    throw BackfillError.refused(problem)
+                }
+                let saved = try save(decoded, location: location, now: now)
+                result.hours += saved.hours
+                if result.stoppedEarly, let last = saved.last { result.stoppedAt = max(result.stoppedAt ?? last, last) }
+            } catch {
+                // The server's texts may quote the key back.
+                let reason = HTTPClient.scrub(userMessage(for: error), secret: endpoints.apiKey)
+                throw BackfillError.failedPartway(reason: reason, stored: result, from: fromDate,
+                                                  through: chunkStart > start ? CivilTime.dateString(unix: chunkStart - 86400) : nil,
+                                                  failedFrom: CivilTime.dateString(unix: chunkStart))
+            }
             chunkStart = chunkEnd + 86400
         }
         return result
@@ -76,9 +89,19 @@ public struct Backfill {
 
 public enum BackfillError: Error, CustomStringConvertible {
     case badRange(String)
+    /// The archive's answer is not for this location.
+    case refused(String)
+    /// A chunk failed; `stored` is what earlier chunks (`from` through `through`) kept.
+    case failedPartway(reason: String, stored: Backfill.Result, from: String, through: String?, failedFrom: String)
+
     public var description: String {
         switch self {
         case .badRange(let why): return "invalid date range: \(why); give --from and --to as YYYY-MM-DD, the earlier first"
+        case .refused(let why): return why
+        case .failedPartway(let reason, let stored, let from, let through, let failedFrom):
+            guard let through else { return "\(reason). Nothing was stored" }
+            return "\(reason). Before this failure \(stored.hours) hours of era5 observations from \(from) through \(through) "
+                + "were stored and are kept; run the command again with --from \(failedFrom) for the rest (stored hours are not changed)"
         }
     }
 }

@@ -62,6 +62,17 @@ public struct ForecastRequest: Sendable {
             models: models.count, days: forecastDays + pastDays)
     }
 
+    /// A generous upper bound on the size of this request's answer in bytes: every hourly and
+    /// daily value of every model written in 24 bytes (real ones take 4-8), plus 64 KiB per
+    /// location for keys and units: six to seven times the real size (a 16-day, 100-location batch
+    /// of one model is 2.7 MB from the replay server, the bound 19.6 MB). The body limit is this or
+    /// `HTTPClient.defaultMaxBodyBytes`, whichever is larger.
+    public var responseByteBound: Int {
+        let days = Double(forecastDays + pastDays)
+        let values = days * Double(24 * (Variables.hourly.count + 1) + Variables.daily.count + 1)
+        return Int(Double(locations.count) * (Double(models.count) * values * 24 + 65536))
+    }
+
     public static func weightPerLocation(variables: Int, models: Int, days: Int) -> Double {
         let v = Double(variables * models)
         return max(1, max(v / 10, v / 10 * Double(days) / 14))
@@ -84,11 +95,12 @@ public struct BudgetUse: Sendable, Equatable {
     public var day: Double
 
     public static func read(_ store: Store, now: Int64) throws -> BudgetUse {
-        func used(since start: Int64) throws -> Double {
-            try store.apiWeightUsed(since: start)
+        // Only rows up to now count: rows from a clock that ran ahead lie in the future, and
+        // counting them would refuse every ingest until the clock caught up with them.
+        func used(window: Int64) throws -> Double {
+            try store.apiWeightUsed(from: now - now % window, to: now + 1)
         }
-        return BudgetUse(minute: try used(since: now - now % 60), hour: try used(since: now - now % 3600),
-                         day: try used(since: now - now % 86400))
+        return BudgetUse(minute: try used(window: 60), hour: try used(window: 3600), day: try used(window: 86400))
     }
 
     /// Why sending `weight` more now would break a limit, or nil when it fits.

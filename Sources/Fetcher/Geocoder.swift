@@ -60,7 +60,7 @@ public struct Geocoder: Sendable {
         let json: JSON
         do { json = try JSONParser.parse(body) } catch { throw GeocodingError.badResponse("\(error)") }
         if json["error"]?.boolValue == true {
-            throw GeocodingError.badResponse(json["reason"]?.stringValue ?? "error without a reason")
+            throw GeocodingError.badResponse((json["reason"]?.stringValue ?? "error without a reason").clippedForMessage(200))
         }
         guard let results = json["results"] else { return [] }
         guard let array = results.arrayValue else { throw GeocodingError.badResponse("results is \(results.typeName)") }
@@ -69,8 +69,12 @@ public struct Geocoder: Sendable {
                   let longitude = item["longitude"]?.numberValue else {
                 throw GeocodingError.badResponse("a result lacks name, latitude or longitude")
             }
-            return Place(name: name, latitude: latitude, longitude: longitude, elevation: item["elevation"]?.numberValue,
-                         timezone: item["timezone"]?.stringValue, countryCode: item["country_code"]?.stringValue,
+            // A zone the zone database does not know is dropped (the first ingest learns the real one).
+            let timezone = item["timezone"]?.stringValue.flatMap { ZoneTime.isValidName($0) ? $0 : nil }
+            // An elevation no place on Earth has is dropped (Open-Meteo's terrain model is used instead).
+            let elevation = item["elevation"]?.numberValue.flatMap { (-500...9000).contains($0) ? $0 : nil }
+            return Place(name: name, latitude: latitude, longitude: longitude, elevation: elevation,
+                         timezone: timezone, countryCode: item["country_code"]?.stringValue,
                          country: item["country"]?.stringValue, admin1: item["admin1"]?.stringValue)
         }
     }

@@ -11,7 +11,13 @@
 //   bodies are retried; every other status is final.
 // - `get` uses typed throws: it throws only `FetchError`.
 // - No URL carrying `apikey=` ever reaches an error or an attempt record: both go through
-//   `HTTPClient.redacted(_:)` / `scrub(_:)`.
+//   `HTTPClient.redacted(_:)` / `scrub(_:)`, and every text the server sent (error reasons, quoted
+//   bodies) has the key itself removed too, since a server may echo it ("Invalid key …").
+// - A body larger than the limit (`defaultMaxBodyBytes`) is cut off as it arrives: the transfer is
+//   cancelled, never buffered whole, so an endless body costs at most the limit in memory.
+// - 429 and 503 wait what the server asks (`Retry-After`, or the next minute for Open-Meteo's
+//   minutely limit) instead of backing off by milliseconds; the hourly and daily limits are not
+//   retried at all. Waits go through an injectable sleeper, so tests count attempts, not seconds.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -50,14 +56,19 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     case redirected(String)
     /// A 2xx answer whose body is not usable JSON (empty, HTML, truncated, streaming error).
     case invalidBody(String)
+    /// The body grew past the limit (bytes) and the transfer was cut off.
+    case tooLarge(limit: Int)
 
     /// Whether another attempt may succeed: transport problems, timeouts, 429, 5xx and broken
     /// 2xx bodies are typically transient; other 4xx and redirects will fail the same way again.
     public var isRetryable: Bool {
         switch self {
-        case .transport, .timedOut, .rateLimited, .invalidBody: return true
+        case .transport, .timedOut, .invalidBody: return true
+        // The hourly and daily limits outlast any retry; the minutely one is waited out.
+        case .rateLimited(let reason): return RateLimitWindow(reason: reason).isRetryable
         case .http(let status, _): return status >= 500
-        case .redirected: return false
+        // The same server sends the same oversized answer again.
+        case .redirected, .tooLarge: return false
         }
     }
 
@@ -75,17 +86,62 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Open-Meteo rejected the request (HTTP \(status)\(detail)). wxdb does not retry this; check the locations, variables and options of the request."
         case .rateLimited(let reason):
             let detail = reason ?? "no reason given"
-            return "Open-Meteo refused the request: rate limit reached (\(detail)). wxdb retries with backoff, but the limit resets only after a minute, an hour or a day; wait, or reduce locations, variables or fetch frequency."
+            switch RateLimitWindow(reason: reason) {
+            case .minute:
+                return "Open-Meteo refused the request: minutely rate limit reached (\(detail)). wxdb waits for the next minute before trying again; if it persists, reduce locations, variables or fetch frequency."
+            case .hour:
+                return "Open-Meteo refused the request: hourly rate limit reached (\(detail)). wxdb does not retry this; try again next hour, or reduce locations, variables or fetch frequency."
+            case .day:
+                return "Open-Meteo refused the request: daily rate limit reached (\(detail)). wxdb does not retry this; try again tomorrow, or reduce locations, models or fetch frequency (or use an API key)."
+            case .other:
+                return "Open-Meteo refused the request: rate limit reached (\(detail)). wxdb retries after the wait the server asks for, or with backoff; if it persists, wait, or reduce locations, variables or fetch frequency."
+            }
         case .redirected(let location):
             return "Open-Meteo redirected the request to \(location). wxdb does not follow redirects; this usually means an API key was sent to the free host: use the customer- host for commercial keys, or check the configured base URL."
         case .invalidBody(let message):
             return "Open-Meteo answered, but the response is unusable: \(message). This usually is a server or proxy problem and wxdb retries it; if it persists, try again later."
+        case .tooLarge(let limit):
+            return "Open-Meteo's answer grew past \(Self.mebibytes(limit)), wxdb's limit for one response, and was cut off; nothing from it was stored. A real answer is far smaller, so this is a server or proxy fault; try again later, or ask for fewer locations, models or days at a time."
         }
+    }
+
+    /// The same error with `secret` (an API key) removed from every text the server supplied.
+    func scrubbed(_ secret: String?) -> FetchError {
+        guard let secret, !secret.isEmpty else { return self }
+        let clean = { (text: String) in HTTPClient.scrub(text, secret: secret) }
+        switch self {
+        case .transport(let m): return .transport(clean(m))
+        case .http(let status, let reason): return .http(status: status, reason: reason.map(clean))
+        case .rateLimited(let reason): return .rateLimited(reason: reason.map(clean))
+        case .redirected(let location): return .redirected(clean(location))
+        case .invalidBody(let m): return .invalidBody(clean(m))
+        case .timedOut, .tooLarge: return self
+        }
+    }
+
+    static func mebibytes(_ bytes: Int) -> String {
+        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
     }
 
     private static func format(_ s: Double) -> String {
         s == s.rounded() ? String(Int(s)) : String(format: "%.2f", s)
     }
+}
+
+/// Which of Open-Meteo's limits a 429 names (reference §5.2: "Minutely/Hourly/Daily API request
+/// limit exceeded"; "Too many concurrent requests" is none of them).
+public enum RateLimitWindow: Sendable, Equatable {
+    case minute, hour, day, other
+
+    public init(reason: String?) {
+        let text = (reason ?? "").lowercased()
+        if text.contains("minutely") || text.contains("one minute") { self = .minute }
+        else if text.contains("hourly") || text.contains("next hour") { self = .hour }
+        else if text.contains("daily") || text.contains("tomorrow") { self = .day }
+        else { self = .other }
+    }
+
+    var isRetryable: Bool { self == .minute || self == .other }
 }
 
 /// Exponential backoff with jitter.
@@ -99,7 +155,8 @@ public struct RetryPolicy: Sendable, Equatable {
     public var attempts: Int
     public var baseDelay: TimeInterval
     public var maxDelay: TimeInterval
-    /// Upper bound for the whole call, attempts and waits together.
+    /// Upper bound for the whole call, attempts and waits together: a wait the server asks for
+    /// that would go past it is not made (the call fails with the server's answer instead).
     public var maxTotal: TimeInterval
     /// Fraction 0...1 of each delay that is randomized away (spreads simultaneous clients).
     public var jitter: Double
@@ -145,20 +202,44 @@ public struct Attempt: Sendable {
 
 /// GETs Open-Meteo URLs with a hard deadline per attempt and retries per `RetryPolicy`.
 public final class HTTPClient: Sendable {
+    /// The largest body accepted by default: 64 MiB. A 16-day forecast of 100 locations and one
+    /// model (wxdb's largest batch) is about 3 MB, so this leaves room for several models or
+    /// past days; callers that ask for more pass their own limit to `get`.
+    public static let defaultMaxBodyBytes = 64 << 20
+
     public let timeout: TimeInterval
     public let retry: RetryPolicy
     public let userAgent: String
+    /// The body limit of `get` when the caller gives none.
+    public let maxBodyBytes: Int
+    /// Waits between attempts (injected by tests, which count attempts instead of seconds).
+    public let sleep: @Sendable (TimeInterval) async throws -> Void
+    /// The wall clock, for `Retry-After` dates and the next minute of Open-Meteo's minutely limit.
+    public let now: @Sendable () -> Date
     private let session: URLSession
     private let delegate: SessionDelegate
+
+    /// `Task.sleep` for `seconds`.
+    public static let realSleep: @Sendable (TimeInterval) async throws -> Void = { seconds in
+        try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+    }
 
     /// - Parameters:
     ///   - timeout: seconds per attempt, for the whole response (head and body), not just idle time.
     ///   - retry: backoff policy.
     ///   - userAgent: sent as `User-Agent` (Open-Meteo asks API users to identify themselves).
-    public init(timeout: TimeInterval = 30, retry: RetryPolicy = .init(), userAgent: String) {
+    ///   - maxBodyBytes: the largest body accepted; a larger one is cut off as it arrives.
+    ///   - sleep, now: how to wait and what time it is (tests inject both).
+    public init(timeout: TimeInterval = 30, retry: RetryPolicy = .init(), userAgent: String,
+                maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes,
+                sleep: @escaping @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep,
+                now: @escaping @Sendable () -> Date = Date.init) {
         self.timeout = timeout
         self.retry = retry
         self.userAgent = userAgent
+        self.maxBodyBytes = max(1, maxBodyBytes)
+        self.sleep = sleep
+        self.now = now
         // Ephemeral: no cookies, no disk cache; a forecast store must see what the server sent now.
         let config = URLSessionConfiguration.ephemeral
         // FoundationNetworking (Linux) truncates these to whole seconds, and a sub-second value
@@ -181,15 +262,16 @@ public final class HTTPClient: Sendable {
     }
 
     /// GET with retries; returns only 2xx responses with a plausible JSON body.
-    public func get(_ url: URL) async throws(FetchError) -> HTTPResponse {
-        try await get(url, onAttempt: { _ in })
+    public func get(_ url: URL, maxBodyBytes: Int? = nil) async throws(FetchError) -> HTTPResponse {
+        try await get(url, maxBodyBytes: maxBodyBytes, onAttempt: { _ in })
     }
 
     /// GET with retries, reporting every attempt (success or failure) to `onAttempt` before the
     /// next one starts, so the caller can write a complete fetch log.
-    public func get(_ url: URL, onAttempt: (Attempt) -> Void) async throws(FetchError) -> HTTPResponse {
+    public func get(_ url: URL, maxBodyBytes: Int? = nil, onAttempt: (Attempt) -> Void) async throws(FetchError) -> HTTPResponse {
         let clock = ContinuousClock()
-        let start = clock.now
+        let limit = max(1, maxBodyBytes ?? self.maxBodyBytes)
+        let secret = Self.apiKey(in: url)
         let shownURL = Self.redacted(url)
         var request = URLRequest(url: url)
         request.httpMethod = "GET"
@@ -198,27 +280,33 @@ public final class HTTPClient: Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Accept")
 
         var number = 0
+        // Time used so far: attempts as measured plus waits as asked for (so an injected
+        // sleeper that returns at once still sees the whole call bounded by maxTotal).
+        var spent: TimeInterval = 0
         while true {
             number += 1
-            let elapsed = Self.seconds(clock.now - start)
             // Clip the deadline so the whole call stays within maxTotal.
-            let deadline = max(0.05, min(timeout, retry.maxTotal - elapsed))
-            let startedAt = Date()
+            let deadline = max(0.05, min(timeout, retry.maxTotal - spent))
+            let startedAt = now()
             let t0 = clock.now
-            let outcome = await once(request, deadline: deadline, shownURL: shownURL)
+            var outcome = await once(request, deadline: deadline, shownURL: shownURL, limit: limit, secret: secret)
             let duration = Self.seconds(clock.now - t0)
+            spent += duration
 
             let error: FetchError?
             switch outcome.result {
             case .success: error = nil
-            case .failure(let e): error = e
+            case .failure(let e):
+                error = e.scrubbed(secret)
+                outcome.result = .failure(error!)
             }
 
-            // Decide on a retry before reporting, so the log says what happens next.
+            // Decide on a retry before reporting, so the log says what happens next. The wait
+            // the server asks for, when it asks, else backoff; never past maxTotal.
             var wait: TimeInterval?
             if let error, error.isRetryable, number < retry.attempts, !Task.isCancelled {
-                let d = retry.delay(beforeRetry: number)
-                if Self.seconds(clock.now - start) + d < retry.maxTotal { wait = d }
+                let d = outcome.serverWait ?? retry.delay(beforeRetry: number)
+                if spent + d < retry.maxTotal { wait = d }
             }
             onAttempt(Attempt(number: number, url: shownURL, startedAt: startedAt, duration: duration,
                               status: outcome.status, bytes: outcome.bytes, error: error, retryAfter: wait))
@@ -228,12 +316,73 @@ public final class HTTPClient: Sendable {
             case .failure(let e):
                 guard let wait else { throw e }
                 do {
-                    try await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+                    try await sleep(wait)
                 } catch {
                     throw e  // cancelled while waiting: report the last real failure
                 }
+                spent += wait
             }
         }
+    }
+
+    /// The value of the URL's `apikey` query item, if any: the text to scrub from server answers.
+    static func apiKey(in url: URL) -> String? {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
+            .first { $0.name.lowercased() == "apikey" }?.value.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `text` with every occurrence of `secret` (as sent and percent-encoded) and any `apikey=…`
+    /// removed: for texts that came from a server, which may quote the key back.
+    public static func scrub(_ text: String, secret: String?) -> String {
+        var out = scrub(text)
+        guard let secret, !secret.isEmpty else { return out }
+        var forms = [secret]
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret { forms.append(encoded) }
+        for form in forms { out = out.replacingOccurrences(of: form, with: "[API key]") }
+        return out
+    }
+
+    /// `body` with every occurrence of `secret` (as sent and percent-encoded) replaced by
+    /// `[API key]`; the same bytes when it holds none (the usual case costs one search).
+    static func removing(_ secret: String?, from body: Data) -> Data {
+        guard let secret, !secret.isEmpty else { return body }
+        var forms = [Data(secret.utf8)]
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret { forms.append(Data(encoded.utf8)) }
+        var out = body
+        let mask = Data("[API key]".utf8)
+        for form in forms {
+            var searchFrom = out.startIndex
+            while let range = out.range(of: form, in: searchFrom..<out.endIndex) {
+                out.replaceSubrange(range, with: mask)
+                searchFrom = range.lowerBound + mask.count
+            }
+        }
+        return out
+    }
+
+    /// How long the server asked to wait before the next try: `Retry-After` (seconds or an HTTP
+    /// date), else for Open-Meteo's minutely limit the start of the next minute (plus a second of
+    /// margin, as wxdb's own budget does); nil when it did not say.
+    static func serverWait(status: Int, headers: [String: String], reason: String?, now: Date) -> TimeInterval? {
+        guard status == 429 || status == 503 else { return nil }
+        if let value = headers["retry-after"]?.trimmingCharacters(in: .whitespaces) {
+            if let seconds = Double(value), seconds.isFinite { return max(0, seconds) }
+            if let date = httpDate(value) { return max(0, date.timeIntervalSince(now)) }
+        }
+        if status == 429, RateLimitWindow(reason: reason) == .minute {
+            let t = now.timeIntervalSince1970
+            return 60 - t.truncatingRemainder(dividingBy: 60) + 1
+        }
+        return nil
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form `Retry-After` dates take.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
     }
 
     /// Removes every `apikey` query item (any case) so the key never lands in logs or errors.
@@ -266,20 +415,28 @@ public final class HTTPClient: Sendable {
         var result: Result<HTTPResponse, FetchError>
         var status: Int?
         var bytes: Int
+        /// The wait the server asked for before another try.
+        var serverWait: TimeInterval?
     }
 
     /// Runs one request and classifies the answer.
-    private func once(_ request: URLRequest, deadline: TimeInterval, shownURL: String) async -> Outcome {
-        let raw = await transfer(request, deadline: deadline)
+    private func once(_ request: URLRequest, deadline: TimeInterval, shownURL: String, limit: Int, secret: String?) async -> Outcome {
+        let raw = await transfer(request, deadline: deadline, limit: limit)
         switch raw {
         case .failure(let error):
             return Outcome(result: .failure(error), status: nil, bytes: 0)
-        case .success(let (http, body)):
+        case .success(let (http, received)):
+            // The key out of the body itself, before any text is cut from it: a reason or a
+            // decoder message clipped mid-key would otherwise show part of it.
+            let body = Self.removing(secret, from: received)
             var headers: [String: String] = [:]
             for (k, v) in http.allHeaderFields {
                 headers[String(describing: k).lowercased()] = String(describing: v)
             }
             let status = http.statusCode
+            if body.count != received.count, headers["content-length"] == String(received.count) {
+                headers["content-length"] = String(body.count)  // the length of what is handed on
+            }
             let response = HTTPResponse(status: status, headers: headers, body: body, url: shownURL)
             let result: Result<HTTPResponse, FetchError>
             switch status {
@@ -293,7 +450,8 @@ public final class HTTPClient: Sendable {
             default:
                 result = .failure(.http(status: status, reason: Self.reason(body)))
             }
-            return Outcome(result: result, status: status, bytes: body.count)
+            return Outcome(result: result, status: status, bytes: body.count,
+                           serverWait: Self.serverWait(status: status, headers: headers, reason: Self.reason(body), now: now()))
         }
     }
 
@@ -322,20 +480,24 @@ public final class HTTPClient: Sendable {
     /// The `reason` of an Open-Meteo error body `{"error":true,"reason":"…"}`, if it is one.
     static func reason(_ body: Data) -> String? {
         guard let obj = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return nil }
-        return (obj["reason"] as? String).map(scrub)
+        // Clipped: a hostile reason must not flood the terminal or the fetch log.
+        return (obj["reason"] as? String).map { text in
+            let clean = scrub(text)
+            return clean.count > 200 ? String(clean.prefix(200)) + "… (\(clean.utf8.count) bytes)" : clean
+        }
     }
 
     /// Starts the data task and waits for whichever comes first: completion, the deadline or
     /// cancellation of the calling task. The deadline is our own timer because URLSession's
     /// request timeout is an *idle* timeout: a body trickling in slowly would never trip it.
-    private func transfer(_ request: URLRequest, deadline: TimeInterval) async -> Result<(HTTPURLResponse, Data), FetchError> {
+    private func transfer(_ request: URLRequest, deadline: TimeInterval, limit: Int) async -> Result<(HTTPURLResponse, Data), FetchError> {
         let task = session.dataTask(with: request)
         let id = task.taskIdentifier
         let delegate = self.delegate
         let timeout = self.timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<(HTTPURLResponse, Data), FetchError>, Never>) in
-                delegate.register(id) { result in continuation.resume(returning: result) }
+                delegate.register(id, limit: limit) { result in continuation.resume(returning: result) }
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
                     // `finish` wins only if the task has not completed; then cancel it.
@@ -357,8 +519,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private final class Pending {
         var response: HTTPURLResponse?
         var data = Data()
+        let limit: Int
         let done: Done
-        init(done: @escaping Done) { self.done = done }
+        init(limit: Int, done: @escaping Done) {
+            self.limit = limit
+            self.done = done
+        }
     }
 
     private let lock = NSLock()
@@ -370,8 +536,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         self.timeout = timeout
     }
 
-    func register(_ id: Int, done: @escaping Done) {
-        lock.withLock { pending[id] = Pending(done: done) }
+    func register(_ id: Int, limit: Int, done: @escaping Done) {
+        lock.withLock { pending[id] = Pending(limit: limit, done: done) }
     }
 
     /// Resolves the waiter if still pending. Returns false if someone else already did.
@@ -384,12 +550,30 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        lock.withLock { pending[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
+        let id = dataTask.taskIdentifier
+        let limit = lock.withLock { () -> Int? in
+            pending[id]?.response = response as? HTTPURLResponse
+            return pending[id]?.limit
+        }
+        // A declared length past the limit is refused before a byte of the body arrives.
+        if let limit, response.expectedContentLength > Int64(limit), finish(id, with: .failure(.tooLarge(limit: limit))) {
+            completionHandler(.cancel)
+            return
+        }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        lock.withLock { pending[dataTask.taskIdentifier]?.data.append(data) }
+        let id = dataTask.taskIdentifier
+        // Counted as it arrives: past the limit the transfer stops, so an endless body costs
+        // at most the limit in memory.
+        let over = lock.withLock { () -> Int? in
+            guard let p = pending[id] else { return nil }
+            if p.data.count + data.count > p.limit { return p.limit }
+            p.data.append(data)
+            return nil
+        }
+        if let over, finish(id, with: .failure(.tooLarge(limit: over))) { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

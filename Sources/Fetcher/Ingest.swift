@@ -16,6 +16,8 @@ public struct IngestSummary: Sendable {
     public var repeated = 0
     /// Location name and reason, one per failed location (and model).
     public var failed: [(location: String, reason: String)] = []
+    /// Locations removed (by another command) while the ingest ran: nothing stored, not a failure.
+    public var removed: [String] = []
     public var requests = 0
 
     public var succeeded: Bool { failed.isEmpty }
@@ -23,6 +25,9 @@ public struct IngestSummary: Sendable {
     /// One line: `ingest: 3 stored, 0 repeated, 1 failed (Paris: HTTP 500 ...)`.
     public var line: String {
         var text = "ingest: \(stored) stored, \(repeated) repeated, \(failed.count) failed"
+        if !removed.isEmpty {
+            text += ", \(removed.count) removed while it ran (\(removed.prefix(3).joined(separator: ", "))\(removed.count > 3 ? " and \(removed.count - 3) more" : ""))"
+        }
         if !failed.isEmpty {
             // Group identical reasons so a batch failure reads once.
             var order: [String] = []
@@ -55,6 +60,10 @@ public final class Ingestor {
     public var progress: ((Int, Int) -> Void)?
     /// Called with a line about each request and location (`--verbose`).
     public var log: ((String) -> Void)?
+    /// Called with what a person running the ingest should know, such as why it waits.
+    public var notice: ((String) -> Void)?
+    /// Waits this many seconds (tests replace it so they never sleep).
+    public var sleep: (Int64) async -> Void = { seconds in try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000) }
 
     public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
@@ -64,6 +73,10 @@ public final class Ingestor {
     }
 
     var nowUnix: Int64 { Int64(now().timeIntervalSince1970) }
+
+    /// The oldest model run `meta.json` may name (global models run every 6-12 h; ten days
+    /// leaves room for an outage), beyond which its time is not believed.
+    static let oldestModelRunDays = 10
 
     /// Groups locations that share request options (their model list) into requests of at most
     /// `ForecastRequest.maxLocations`, in a stable order.
@@ -111,18 +124,27 @@ public final class Ingestor {
         guard let response = try? await quick.get(url),
               let json = try? JSONParser.parse(response.body),
               let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded() else { return nil }
+        // A run from the future, or older than any forecast wxdb asks for, is not the run this
+        // answer came from: every lead time would be wrong, so fall back to the fetch time.
+        let now = Double(nowUnix)
+        guard time <= now + 3600, time >= now - Double(Self.oldestModelRunDays * 86400) else { return nil }
         return Int64(time)
     }
 
     func fetch(_ request: ForecastRequest, issuedAt: [String: Int64], options: IngestOptions, summary: inout IngestSummary) async {
         let perRowWeight = request.weight / Double(request.locations.count * request.models.count)
-        // One failed attempt, logged for every location and model of the request in one transaction.
-        func logFailures(_ record: FetchRecord, _ reason: String) {
-            let targets = request.locations.flatMap { location in request.models.map { (Optional(location.id), Optional($0)) } }
+        // Every text that reaches the fetch log or the summary may quote the server, which may
+        // quote the key back: scrub it once, here, for all of them.
+        let secret = endpoints.apiKey
+        // One failed attempt, logged for the given locations (all by default) and every model in one transaction.
+        func logFailures(_ record: FetchRecord, _ reason: String, for locations: [Location]? = nil) {
+            let reason = HTTPClient.scrub(reason, secret: secret)
+            let targets = (locations ?? request.locations).flatMap { location in request.models.map { (Optional(location.id), Optional($0)) } }
             try? store.logFailures(record, for: targets, error: reason)
         }
-        func noteFailed(_ reason: String) {
-            for location in request.locations {
+        func noteFailed(_ reason: String, for locations: [Location]? = nil) {
+            let reason = HTTPClient.scrub(reason, secret: secret)
+            for location in locations ?? request.locations {
                 for _ in request.models { summary.failed.append((location.name, reason)) }
             }
         }
@@ -146,7 +168,8 @@ public final class Ingestor {
                 if use.minute + request.weight > options.limits.perMinute {
                     // The minute window resets soon: wait for it rather than be refused.
                     let wait = 61 - nowUnix % 60
-                    try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000_000)
+                    notice?(String(format: "Waiting %d s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f", wait, use.minute, options.limits.perMinute, request.weight))
+                    await sleep(wait)
                     use = try BudgetUse.read(store, now: nowUnix)
                 }
                 if let refusal = use.refusal(adding: request.weight, limits: options.limits) {
@@ -165,7 +188,7 @@ public final class Ingestor {
         do {
             // Failed attempts count as one call each at Open-Meteo, shared by the batch's rows.
             let failedShare = 1 / Double(request.locations.count * request.models.count)
-            response = try await client.get(url) { attempt in
+            response = try await client.get(url, maxBodyBytes: max(client.maxBodyBytes, request.responseByteBound)) { attempt in
                 guard let error = attempt.error else { return }
                 let record = FetchRecord(fetchedAt: Int64(attempt.startedAt.timeIntervalSince1970 + attempt.duration),
                                          origin: .fetch, request: shownURL, httpStatus: attempt.status,
@@ -179,20 +202,23 @@ public final class Ingestor {
         }
 
         let fetchedAt = nowUnix
-        let decoded: [ForecastResponse]
+        let decoded: [ForecastDecoder.Element]
         do {
-            decoded = try ForecastDecoder.decodeMany(response.body, defaultModel: request.models[0], models: request.models)
-            guard decoded.count == request.locations.count else {
-                throw DecodeError.invalidJSON("expected \(request.locations.count) locations in the response, got \(decoded.count)")
-            }
+            decoded = try ForecastDecoder.decodeEach(response.body, defaultModel: request.models[0], models: request.models)
         } catch {
             failAll("unusable response: \(error)", status: response.status, url: shownURL, weightPerRow: perRowWeight)
             return
         }
 
-        for (location, item) in zip(request.locations, decoded) {
-            let record = FetchRecord(fetchedAt: fetchedAt, origin: .fetch, request: shownURL, httpStatus: response.status,
-                                     issuedAt: issuedAt, apiWeight: perRowWeight)
+        let record = FetchRecord(fetchedAt: fetchedAt, origin: .fetch, request: shownURL, httpStatus: response.status,
+                                 issuedAt: issuedAt, apiWeight: perRowWeight)
+        let (pairs, refused) = Self.match(decoded, to: request.locations)
+        for (location, reason) in refused {
+            log?("\(location.name): refused: \(reason)")
+            noteFailed(reason, for: [location])
+            logFailures(record, reason, for: [location])
+        }
+        for (location, item) in pairs {
             do {
                 let outcomes = try store.store(item, for: location, fetch: record)
                 for outcome in outcomes {
@@ -204,11 +230,56 @@ public final class Ingestor {
                     summary.failed.append((location.name, "model \(model) missing from the response"))
                     try? store.logFailure(record, locationID: location.id, model: model, error: "model missing from the response")
                 }
+            } catch StoreError.locationRemoved {
+                // Removed by another command while this one ran: nothing to store it for.
+                summary.removed.append(location.name)
             } catch {
-                let reason = userMessage(for: error)
+                let reason = HTTPClient.scrub(userMessage(for: error), secret: secret)
                 summary.failed.append((location.name, reason))
                 try? store.logFailure(record, locationID: location.id, model: nil, error: reason)
             }
         }
+    }
+
+    /// Pairs each element of an answer with the location it describes: by `location_id` where the
+    /// answer has them (Open-Meteo leaves it off the first element only), else by position; then
+    /// checks the element decoded and its grid point is near the location (`GridDistance`). What
+    /// cannot be paired, is paired twice, cannot be decoded or lies too far away is refused with
+    /// the reason, per location, so the other locations of the batch are still stored.
+    static func match(_ elements: [ForecastDecoder.Element], to locations: [Location])
+        -> (pairs: [(Location, ForecastResponse)], refused: [(Location, String)]) {
+        let anyID = elements.contains { $0.locationID != nil }
+        var byIndex: [Int: [ForecastDecoder.Element]] = [:]
+        for (position, element) in elements.enumerated() {
+            byIndex[element.locationID ?? (anyID ? 0 : position), default: []].append(element)
+        }
+        let counts = "the response holds \(elements.count) location(s) for the \(locations.count) asked for"
+        var pairs: [(Location, ForecastResponse)] = []
+        var refused: [(Location, String)] = []
+        for (index, location) in locations.enumerated() {
+            let candidates = byIndex[index] ?? []
+            guard let candidate = candidates.first else {
+                refused.append((location, "no answer for this location in the response (\(counts)); nothing stored for it"))
+                continue
+            }
+            guard candidates.count == 1 else {
+                refused.append((location, "\(candidates.count) answers claim to be this location (location_id \(index)) and \(counts); none was stored"))
+                continue
+            }
+            let element: ForecastResponse
+            switch candidate.result {
+            case .success(let decoded): element = decoded
+            case .failure(let error):
+                refused.append((location, "unusable response: \(error)"))
+                continue
+            }
+            if let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,
+                                                   gridLatitude: element.latitude, gridLongitude: element.longitude) {
+                refused.append((location, problem + "; not stored"))
+                continue
+            }
+            pairs.append((location, element))
+        }
+        return (pairs, refused)
     }
 }

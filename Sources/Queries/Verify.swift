@@ -209,8 +209,9 @@ public enum VerifyQuery {
         let isProbability = options.variable.isProbability
         try store.forEachSummary(locationID: location.id, source: source, variable: options.variable.name, model: options.model) { row in
             // A summarised day counts when it lies wholly inside --from/--to; one cut by the range
-            // cannot be split, so it is left out and counted for a note.
-            guard let day = ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else { return }
+            // cannot be split, so it is left out and counted for a note. Its hours are the ones it was
+            // summarised over, whatever the location's zone is now.
+            guard let day = row.span ?? ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else { return }
             let inside = day.start >= (options.range.from ?? Int64.min) && day.end <= (options.range.to ?? Int64.max)
             let outside = day.end <= (options.range.from ?? Int64.min) || day.start >= (options.range.to ?? Int64.max)
             if !inside {

@@ -40,10 +40,30 @@ public final class ReplayServer: @unchecked Sendable {
         /// 200 JSON with "Unexpected error while streaming data: x" appended, as Open-Meteo does
         /// when an error happens after streaming began.
         case notJSON
+        /// 429 with this reason and, when given, a `Retry-After` header (seconds or an HTTP date).
+        case tooManyRequests(reason: String, retryAfter: String?)
+        /// This status with a reason that quotes the request's `apikey` back ("Invalid API key …").
+        case echoKey(status: Int)
+        /// A multi-location answer with its elements in reverse order (each keeps its `location_id`).
+        case swappedOrder
+        /// A multi-location answer in request order whose `location_id`s point at the next location.
+        case wrongLocationID
+        /// The first element's grid point moved to this coordinate (another place's forecast).
+        case farGridPoint(latitude: Double, longitude: Double)
+        /// Every element's `timezone` replaced by a name of this many characters.
+        case hugeTimezone(length: Int)
+        /// 200 with `Transfer-Encoding: chunked` and a body that never ends (until the client
+        /// hangs up, or after `endlessBodyCap` bytes as a safety net for the server).
+        case endlessBody
     }
+
+    /// Where an endless body stops if the client never hangs up.
+    public static let endlessBodyCap = 4 << 30
 
     /// The reason texts Open-Meteo uses when a limit is hit.
     public static let minutelyLimitReason = "Minutely API request limit exceeded. Please try again in one minute."
+    public static let hourlyLimitReason = "Hourly API request limit exceeded. Please try again in the next hour."
+    public static let dailyLimitReason = "Daily API request limit exceeded. Please try again tomorrow."
 
     private let fixtures: URL
     private let lock = NSLock()
@@ -226,6 +246,15 @@ public final class ReplayServer: @unchecked Sendable {
         switch nextFault(for: path) {
         case nil:
             write(fd, route(path: path, target: target))
+        case .tooManyRequests(let reason, let retryAfter)?:
+            write(fd, Response(status: 429, body: Self.errorBody(reason), headers: retryAfter.map { [("Retry-After", $0)] } ?? []))
+        case .echoKey(let status)?:
+            let key = Query(URLComponents(string: target)?.queryItems ?? [])["apikey"] ?? ""
+            write(fd, Response(status: status, body: Self.errorBody("Invalid API key \(key). Please check the key or contact support")))
+        case let rewrite? where rewrite.isRewrite:
+            write(fd, route(path: path, target: target, rewrite: rewrite))
+        case .endlessBody?:
+            endless(fd)
         case .status(let code, let reason)?:
             write(fd, Response(status: code, body: Self.errorBody(reason ?? Self.defaultReason(code))))
         case .delay(let seconds)?:
@@ -264,10 +293,27 @@ public final class ReplayServer: @unchecked Sendable {
             var r = route(path: path, target: target)
             r.body.append(Data("Unexpected error while streaming data: x".utf8))
             write(fd, r)
+        default:
+            break  // every kind is handled above; rewrites by `isRewrite`
         }
         // Orderly close: FIN after the last byte, so the client sees the whole response.
         shutdown(fd, Int32(SHUT_WR))
         close(fd)
+    }
+
+    /// A chunked 200 that opens a JSON array of numbers and never closes it.
+    private func endless(_ fd: Int32) {
+        var head = "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
+        head += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        guard Socket.sendAll(fd, Data(head.utf8)) else { return }
+        let payload = Data(("[" + String(repeating: "1.5,", count: 16383)).utf8)
+        var chunk = Data((String(payload.count, radix: 16) + "\r\n").utf8)
+        chunk.append(payload)
+        chunk.append(Data("\r\n".utf8))
+        var sent = 0
+        // Until the client hangs up (the send fails), with a cap so a client that never does
+        // cannot keep a server thread busy forever.
+        while sent < Self.endlessBodyCap, Socket.sendAll(fd, chunk) { sent += payload.count }
     }
 
     private func header(_ r: Response, contentLength: Int) -> Data {
@@ -320,13 +366,13 @@ public final class ReplayServer: @unchecked Sendable {
 
     // MARK: Routing
 
-    private func route(path: String, target: String) -> Response {
+    private func route(path: String, target: String, rewrite: Fault? = nil) -> Response {
         let query = Query(URLComponents(string: target)?.queryItems ?? [])
         switch path {
         case "/v1/forecast":
-            return locations(api: .forecast, query: query)
+            return locations(api: .forecast, query: query, rewrite: rewrite)
         case "/v1/archive":
-            return locations(api: .archive, query: query)
+            return locations(api: .archive, query: query, rewrite: rewrite)
         case "/v1/search":
             return search(query)
         default:
@@ -340,7 +386,7 @@ public final class ReplayServer: @unchecked Sendable {
 
     /// Forecast and archive share the multi-location rules: one pair → an object, several → an
     /// array whose elements after the first carry `"location_id": i`, as Open-Meteo answers several locations.
-    private func locations(api: Synth.API, query q: Query) -> Response {
+    private func locations(api: Synth.API, query q: Query, rewrite: Fault? = nil) -> Response {
         let lats = q.list("latitude").map { Double($0) }
         let lons = q.list("longitude").map { Double($0) }
         guard !lats.isEmpty, !lons.isEmpty else {
@@ -366,17 +412,29 @@ public final class ReplayServer: @unchecked Sendable {
 
         var objects: [Data] = []
         for (i, (la, lo)) in coords.enumerated() {
+            // `wrongLocationID`: the content of location i labelled as the next one.
+            let id = rewrite == .wrongLocationID ? (i + 1) % coords.count : i
             if api == .forecast, let hit = registered.last(where: { abs($0.lat - la) <= 0.01 && abs($0.lon - lo) <= 0.01 }) {
-                objects.append(i == 0 ? hit.body : Self.insertLocationID(i, into: hit.body))
+                objects.append(id == 0 ? hit.body : Self.insertLocationID(id, into: hit.body))
                 continue
             }
             do {
                 let zone = zones.isEmpty ? "GMT" : zones[zones.count == 1 ? 0 : i]
-                let text = try Synth.location(api: api, query: q, latitude: la, longitude: lo, index: i, zoneName: zone, context: context)
+                let text = try Synth.location(api: api, query: q, latitude: la, longitude: lo, index: id, zoneName: zone, context: context)
                 objects.append(Data(text.utf8))
             } catch {
                 return Response(status: error.status, body: Self.errorBody(error.reason))
             }
+        }
+        switch rewrite {
+        case .swappedOrder?: objects.reverse()
+        case .farGridPoint(let latitude, let longitude)?:
+            objects[0] = Self.replacingFirst(#""latitude":\s*[-0-9.eE+]+"#, with: "\"latitude\":\(latitude)", in: objects[0])
+            objects[0] = Self.replacingFirst(#""longitude":\s*[-0-9.eE+]+"#, with: "\"longitude\":\(longitude)", in: objects[0])
+        case .hugeTimezone(let length)?:
+            let name = "Europe/" + String(repeating: "X", count: max(0, length - 7))
+            objects = objects.map { Self.replacingFirst(#""timezone":\s*"[^"]*""#, with: "\"timezone\":\"\(name)\"", in: $0) }
+        default: break
         }
         if objects.count == 1 { return Response(status: 200, body: objects[0]) }
         var body = Data("[".utf8)
@@ -423,6 +481,13 @@ public final class ReplayServer: @unchecked Sendable {
         Data(("{\"results\":[{\"id\":1,\"name\":\"\(place.name)\",\"latitude\":\(place.latitude),\"longitude\":\(place.longitude),"
             + "\"elevation\":\(place.elevation),\"feature_code\":\"PPLC\",\"country_code\":\"\(place.countryCode)\","
             + "\"timezone\":\"\(place.timezone)\",\"country\":\"\(place.country)\"}],\"generationtime_ms\":0.5}").utf8)
+    }
+
+    /// `body` with the first match of `pattern` replaced by `replacement` (taken literally).
+    static func replacingFirst(_ pattern: String, with replacement: String, in body: Data) -> Data {
+        let text = String(decoding: body, as: UTF8.self)
+        guard let range = text.range(of: pattern, options: .regularExpression) else { return body }
+        return Data(text.replacingCharacters(in: range, with: replacement).utf8)
     }
 
     private func search(_ q: Query) -> Response {
@@ -505,8 +570,19 @@ public final class ReplayServer: @unchecked Sendable {
                 fault = .trickle(bytesPerSecond: bps)
             case "empty": fault = .emptyBody
             case "notjson": fault = .notJSON
+            case "toomany":
+                let reasons = ["minutely": Self.minutelyLimitReason, "hourly": Self.hourlyLimitReason, "daily": Self.dailyLimitReason]
+                let reason = q["reason"].map { reasons[$0] ?? $0 } ?? Self.minutelyLimitReason
+                fault = .tooManyRequests(reason: reason, retryAfter: q["retry_after"])
+            case "echokey": fault = .echoKey(status: q.int("code") ?? 400)
+            case "swapped": fault = .swappedOrder
+            case "wrongid": fault = .wrongLocationID
+            case "fargrid":
+                fault = .farGridPoint(latitude: q["lat"].flatMap(Double.init) ?? 27.0, longitude: q["lon"].flatMap(Double.init) ?? -81.0)
+            case "hugetz": fault = .hugeTimezone(length: q.int("length") ?? 60_007)
+            case "endless": fault = .endlessBody
             default:
-                return bad("Unknown kind. Use status, delay, truncated, reset, ratelimit, redirect, wrongtype, trickle, empty, notjson")
+                return bad("Unknown kind. Use status, delay, truncated, reset, ratelimit, toomany, echokey, redirect, wrongtype, trickle, empty, notjson, swapped, wrongid, fargrid, hugetz, endless")
             }
             enqueue(fault, times: times, path: faultPath)
             return ok()
@@ -526,6 +602,16 @@ public final class ReplayServer: @unchecked Sendable {
             return ok()
         default:
             return Response(status: 404, body: Self.errorBody("Not found"))
+        }
+    }
+}
+
+extension ReplayServer.Fault {
+    /// Faults that serve the normal answer with its content changed.
+    var isRewrite: Bool {
+        switch self {
+        case .swappedOrder, .wrongLocationID, .farGridPoint, .hugeTimezone: return true
+        default: return false
         }
     }
 }

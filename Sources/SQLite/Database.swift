@@ -77,12 +77,17 @@ public final class Database {
         public var busyTimeoutMilliseconds: Int32 = 5000
         /// Journal in WAL mode. Turned off only to inspect a file without changing it.
         public var walMode = true
-        /// `path` is a `file:` URI (see `readOnlyURI(path:)`), not a plain path.
+        /// Open `path` through a read-only `file:` URI (see `readOnlyURI(path:immutable:)`), so
+        /// `mode=ro` holds even if the flags were ignored and URI syntax in the file name is literal.
         public var uri = false
+        /// A read-only URI (as `uri`) with `immutable=1`: a file nothing else changes, so SQLite takes
+        /// no locks and makes no -wal/-shm files, and a database in a folder the user cannot write
+        /// still reads.
+        public var immutable = false
         public init() {}
 
         /// Options for reading someone else's file: read-only, never created, no journal-mode
-        /// change, `path` given as a URI so `mode=ro` holds even if the flags were ignored.
+        /// change, opened through a `mode=ro` URI so read-only holds even if the flags were ignored.
         public static var foreignReadOnly: Options {
             var options = Options()
             options.readOnly = true
@@ -93,9 +98,10 @@ public final class Database {
         }
     }
 
-    /// A `file:` URI that opens `path` read-only (`mode=ro`). Characters SQLite reads as URI
-    /// syntax (`?`, `#`, `%`) and anything not printable ASCII are percent-encoded.
-    public static func readOnlyURI(path: String) -> String {
+    /// A `file:` URI that opens `path` read-only (`mode=ro`, and `immutable=1` when asked).
+    /// Characters SQLite reads as URI syntax (`?`, `#`, `%`) and anything not printable ASCII are
+    /// percent-encoded.
+    public static func readOnlyURI(path: String, immutable: Bool = false) -> String {
         var encoded = ""
         for byte in path.utf8 {
             switch byte {
@@ -107,17 +113,21 @@ public final class Database {
         }
         // An empty authority before an absolute path, so "//host/x" is not read as a host; a
         // relative path stays relative to the working folder.
-        return (path.hasPrefix("/") ? "file://" : "file:") + encoded + "?mode=ro"
+        return (path.hasPrefix("/") ? "file://" : "file:") + encoded + "?mode=ro" + (immutable ? "&immutable=1" : "")
     }
 
-    /// Opens (or creates) the file at `path`.
+    /// Opens (or creates) the file at `path`, a plain path (with `uri`, wxdb makes the URI).
     public init(path: String, options: Options = Options()) throws {
         var db: OpaquePointer?
         var flags = options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
-        if options.uri { flags |= SQLITE_OPEN_URI }
         flags |= SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        if options.uri || options.immutable {
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+            name = Self.readOnlyURI(path: path, immutable: options.immutable)
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             if let db { sqlite3_close_v2(db) }
@@ -129,7 +139,7 @@ public final class Database {
         sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
         do {
             try execute("PRAGMA foreign_keys = ON")
-            if options.walMode && !options.readOnly {
+            if options.walMode && !options.readOnly && !options.uri && !options.immutable {
                 let mode = try scalarText("PRAGMA journal_mode = WAL")
                 guard mode?.lowercased() == "wal" else {
                     throw SQLiteError(
@@ -213,6 +223,11 @@ public final class Database {
 
     public func scalarText(_ sql: String, _ arguments: [SQLValue] = []) throws -> String? {
         try firstRow(sql, arguments) { $0.optionalString(0) } ?? nil
+    }
+
+    /// How long a statement waits for another connection's lock before failing with busy.
+    public func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
     }
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }

@@ -26,6 +26,9 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case unknownMigration(name: String, path: String)
     /// A migration this build has was applied with different SQL.
     case checksumMismatch(name: String, path: String)
+    /// A migration is not recorded although a later one is: `schema_migrations` was edited or
+    /// damaged, so applying it again would fail halfway or change tables that already have it.
+    case missingRecord(name: String, later: String, path: String)
 
     public var description: String {
         switch self {
@@ -33,6 +36,8 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
             return "the database \(path) records migration \(name), which this wxdb does not know: it was written by a newer wxdb. Upgrade wxdb to use it, or pass another --db; the file was not changed."
         case .checksumMismatch(let name, let path):
             return "migration \(name) recorded in \(path) differs from the one this wxdb carries, so the schema cannot be trusted. Use the wxdb that created it, or another --db; the file was not changed."
+        case .missingRecord(let name, let later, let path):
+            return "\(path) does not record migration \(name) although it records the later \(later): its schema_migrations table was edited or damaged, so wxdb cannot tell which schema it has. The file was not changed; restore it from a backup, or export what still reads with 'wxdb export'."
         }
     }
 }
@@ -64,7 +69,13 @@ public struct Migrator: Sendable {
     /// Throws when the database was migrated by another build; writes nothing.
     public func check(_ db: Database) throws {
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0.checksum) })
-        for record in try applied(in: db) {
+        let records = try applied(in: db)
+        let recorded = Set(records.map(\.name))
+        if let latest = migrations.last(where: { recorded.contains($0.name) }),
+           let gap = migrations.first(where: { !recorded.contains($0.name) && $0.name < latest.name }) {
+            throw MigrationError.missingRecord(name: gap.name, later: latest.name, path: db.path)
+        }
+        for record in records {
             guard let checksum = known[record.name] else {
                 throw MigrationError.unknownMigration(name: record.name, path: db.path)
             }

@@ -246,6 +246,14 @@ CREATE INDEX run_content_hashes_by_run ON run_content_hashes(run_id);
 INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id)
 SELECT location_id, model, content_hash, id FROM forecast_runs;
 """#),
+        Migration(name: "0006_summary_spans", sql: #"""
+-- The instants each verification summary's day covered when prune wrote it ([valid_from, valid_to)),
+-- so a summary keeps meaning the same hours after its location's time zone changes. Rows written
+-- before this migration have NULL here until 'locations set --timezone' fills them from the old zone;
+-- until then their day is read in the location's zone, as before.
+ALTER TABLE verification_summaries ADD COLUMN valid_from INTEGER;
+ALTER TABLE verification_summaries ADD COLUMN valid_to INTEGER;
+"""#),
         Migration(name: "0008_readable_view_times", sql: #"""
 -- The views again, with ISO 8601 UTC text beside each integer instant (issued_at_utc, fetched_at_utc,
 -- valid_time_utc), so people browsing with sqlite3 or Datasette can read the times. Views only:

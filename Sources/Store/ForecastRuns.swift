@@ -15,6 +15,11 @@ public struct StoreOutcome: Sendable, Equatable {
     public var runID: Int64
     public var hours: Int
     public var days: Int
+    /// Hours a `repeated` outcome added to the run it continued (the window moved on); 0 otherwise.
+    public var addedHours = 0
+    /// Whether a stored run of the same model run took hours (or dates) it lacked: the window moved
+    /// on, or another UTC offset cut the response differently (then `kind` is `repeated`).
+    public var continued = false
 }
 
 /// The facts about one fetch that go into the fetch log beside the runs it produced.
@@ -53,12 +58,13 @@ extension Store {
     static let dailyInsertSQL = "INSERT INTO daily_forecasts (run_id, date, "
         + Variables.dailyNames.joined(separator: ", ") + ") VALUES (?, ?"
         + String(repeating: ", ?", count: Variables.daily.count) + ")"
-    static let observationUpsertSQL = "INSERT INTO observations (location_id, source, time, "
+    static let observationReplaceSQL = "INSERT INTO observations (location_id, source, time, "
         + Variables.hourlyNames.joined(separator: ", ") + ", recorded_at) VALUES (?, ?, ?"
         + String(repeating: ", ?", count: Variables.hourly.count) + ", ?) "
         + "ON CONFLICT (location_id, source, time) DO UPDATE SET "
         + Variables.hourlyNames.map { "\($0) = coalesce(excluded.\($0), observations.\($0))" }.joined(separator: ", ")
-        + ", recorded_at = excluded.recorded_at WHERE excluded.recorded_at >= observations.recorded_at"
+        + ", recorded_at = excluded.recorded_at"
+    static let observationUpsertSQL = observationReplaceSQL + " WHERE excluded.recorded_at >= observations.recorded_at"
 
     /// Stores one decoded response for `location` in one transaction: a run per model (or a
     /// fetch-log entry only, when the content equals a run already stored for that model), the `current`
@@ -85,6 +91,7 @@ extension Store {
 
     /// Like `store`, inside a transaction the caller holds.
     func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+        guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
         try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
         for forecast in response.models {
@@ -95,7 +102,10 @@ extension Store {
                                   values: current.values, recordedAt: fetch.fetchedAt)
         }
         if fetch.recordAnalysis, let first = response.models.first {
-            try upsertObservations(first, through: fetch.fetchedAt, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
+            // The past is what was past for the server too: a fetch time ahead of the response's own
+            // `current` time (a clock running ahead) must not turn forecast hours into observations.
+            let through = min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
+            try upsertObservations(first, through: through, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
         }
         return outcomes
     }
@@ -120,11 +130,14 @@ extension Store {
 
         let runID: Int64
         let kind: StoreOutcome.Kind
+        // A matching run that lacks some of the forecast's hours or dates is continued: it takes them.
+        let continued = match.map { !$0.contained } ?? false
+        var added = 0
         if let earlier = same ?? match.map({ (id: $0.id, fetchedAt: $0.fetchedAt) }) {
             runID = earlier.id
             kind = .repeated
-            if let match, !match.contained {
-                try extendRun(runID, with: forecast, hash: hash, dailies: match.sameOffset)
+            if let match, continued {
+                added = try extendRun(runID, with: forecast, hash: hash, dailies: match.sameOffset)
             }
             // An import of an older copy moves the run's first fetch (and a fallback issue time) back.
             if fetch.fetchedAt < earlier.fetchedAt {
@@ -158,7 +171,8 @@ extension Store {
         }
         try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
         return StoreOutcome(kind: kind, model: forecast.model, runID: runID,
-                            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count)
+                            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
+                            addedHours: added, continued: continued)
     }
 
     /// A stored run that is the same model run as `forecast`.
@@ -252,8 +266,9 @@ extension Store {
 
     /// Adds the hours (and, when `dailies`, the dates) `forecast` has that the run lacks, and takes
     /// its content hash, so the next identical response is recognised at once. Dates under another
-    /// UTC offset are other days, so they are not mixed into the run.
-    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64, dailies: Bool) throws {
+    /// UTC offset are other days, so they are not mixed into the run. Returns the number of hours added.
+    @discardableResult
+    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64, dailies: Bool) throws -> Int {
         let storedHours = Set(try db.rows("SELECT valid_time FROM hourly_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.int64(0) })
         let storedDates = Set(try db.rows("SELECT date FROM daily_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.string(0) })
         var extra = ModelForecast(model: forecast.model)
@@ -274,6 +289,7 @@ extension Store {
             WHERE id = ?1
             """,
             [.integer(runID), .integer(hash)])
+        return extra.hourlyTimes.count
     }
 
     func insertRows(_ forecast: ModelForecast, runID: Int64) throws {
@@ -314,8 +330,11 @@ extension Store {
 
     /// Inserts or updates one observation: a newer recording replaces the values it has and keeps
     /// those it lacks (a CSV of precipitation does not erase temperatures); an older one changes nothing.
-    public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64) throws {
-        let upsert = try db.cachedStatement(Self.observationUpsertSQL)
+    /// With `replacing`, the values replace the stored ones whenever they were recorded (the user's
+    /// latest file is the correction, even when an earlier import carried a clock that ran ahead).
+    public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64,
+                                  replacing: Bool = false) throws {
+        let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
         try upsert.bind(locationID, at: 1)
         try upsert.bind(.text(source), at: 2)
         try upsert.bind(time, at: 3)
@@ -364,10 +383,12 @@ extension Store {
     }
 
     /// Records one failed attempt for several locations and models (a batched request) in one
-    /// transaction of its own.
+    /// transaction of its own. A location removed meanwhile (by another command) has no log left
+    /// to write to: only its own rows are skipped.
     public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String) throws {
         try db.transaction {
             for target in targets {
+                if let id = target.locationID, try !locationExists(id: id) { continue }
                 try logFetch(fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil, error: error)
             }
         }

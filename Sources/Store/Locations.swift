@@ -91,9 +91,26 @@ extension Store {
     public func updateLocation(named name: String, timezone: String?, models: [String]?) throws -> Location {
         try db.transaction {
             let location = try requireLocation(named: name)
+            if let timezone, timezone != location.timezone {
+                try pinSummarySpans(locationID: location.id, timezone: location.timezone)
+            }
             try db.run("UPDATE locations SET timezone = coalesce(?, timezone), models = coalesce(?, models) WHERE id = ?",
                        [timezone.sqlValue, models.map { .text($0.joined(separator: ",")) } ?? .null, .integer(location.id)])
             return try requireLocation(named: name)
+        }
+    }
+
+    /// Gives verification summaries written before their day's span was stored the span of their
+    /// date in `timezone` (the zone they were made in), before that zone changes.
+    func pinSummarySpans(locationID: Int64, timezone: String) throws {
+        let dates = try db.rows(
+            "SELECT DISTINCT valid_date FROM verification_summaries WHERE location_id = ? AND valid_from IS NULL",
+            [.integer(locationID)]) { $0.string(0) }
+        for date in dates {
+            guard let span = ZoneTime.span(ofDate: date, timezone: timezone) else { continue }
+            try db.run(
+                "UPDATE verification_summaries SET valid_from = ?, valid_to = ? WHERE location_id = ? AND valid_date = ? AND valid_from IS NULL",
+                [.integer(span.start), .integer(span.end), .integer(locationID), .text(date)])
         }
     }
 
@@ -118,6 +135,8 @@ public enum StoreError: Error, CustomStringConvertible {
     case wouldDeleteHistory(name: String, runs: Int, observations: Int)
     /// A column name that is not one of the variables wxdb keeps (never from user input).
     case unknownColumn(String)
+    /// The location was removed (by another command) after this one looked it up.
+    case locationRemoved(name: String)
 
     public var description: String {
         switch self {
@@ -125,14 +144,28 @@ public enum StoreError: Error, CustomStringConvertible {
             return "\"\(name)\" has \(runs) forecast runs and \(observations) observations stored; add --purge to delete them with the location"
         case .unknownColumn(let name):
             return "internal error: \(name) is not a known variable column"
+        case .locationRemoved(let name):
+            return "the location \"\(name)\" was removed while this command ran; nothing was stored for it"
         }
     }
 }
 
 extension Store {
+    /// Whether `location` is still saved (same id and name): another command may have removed it
+    /// since it was looked up, and storing for it then fails on the foreign key.
+    public func isStillSaved(_ location: Location) throws -> Bool {
+        try db.scalarInt("SELECT count(*) FROM locations WHERE id = ? AND name = ?", [.integer(location.id), .text(location.name)]) == 1
+    }
+
+    /// Whether a location with this id is saved.
+    func locationExists(id: Int64) throws -> Bool {
+        try db.scalarInt("SELECT count(*) FROM locations WHERE id = ?", [.integer(id)]) == 1
+    }
+
     /// A location added with time zone `auto` takes the zone Open-Meteo resolved for it.
     public func adoptTimezoneIfAuto(_ location: Location, from response: ForecastResponse) throws {
-        guard location.timezone == "auto", !response.timezone.isEmpty else { return }
+        // Only a zone this machine's zone database knows: a server's text is not trusted.
+        guard location.timezone == "auto", ZoneTime.isValidName(response.timezone) else { return }
         try db.run("UPDATE locations SET timezone = ? WHERE id = ? AND timezone = 'auto'",
                    [.text(response.timezone), .integer(location.id)])
     }

@@ -1,3 +1,4 @@
+import Foundation
 import WxCore
 import WxSQLite
 
@@ -43,44 +44,59 @@ extension Store {
             [.integer(locationID), .integer(since)]) { $0.int64(0) }
     }
 
-    /// The share of Open-Meteo's weighted call count the fetch log records since `since`.
-    public func apiWeightUsed(since start: Int64) throws -> Double {
+    /// The share of Open-Meteo's weighted call count the fetch log records for fetches attempted
+    /// in `[from, to)`.
+    public func apiWeightUsed(from: Int64, to: Int64) throws -> Double {
         try db.firstRow(
-            "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin = 'fetch' AND attempted_at >= ?",
-            [.integer(start)]) { $0.double(0) } ?? 0
+            "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin = 'fetch' AND attempted_at >= ? AND attempted_at < ?",
+            [.integer(from), .integer(to)]) { $0.double(0) } ?? 0
     }
 
-    /// Gives freed pages back to the file system (rewrites the file) and empties the WAL.
-    public func vacuum() throws {
+    /// Free bytes for an unprivileged writer in the database's folder, or nil when unknown.
+    public func freeBytesBeside() -> Int64? {
+        let folder = (path as NSString).deletingLastPathComponent
+        var info = statvfs()
+        guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// Rewrites the file without its free pages (VACUUM), then folds the -wal back into it and
+    /// truncates it. Needs about the database's size free beside it while it runs.
+    public func vacuum(busyTimeoutMilliseconds: Int32) throws -> VacuumResult {
         try db.execute("VACUUM")
-        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        // A truncating checkpoint waits for readers through the busy handler; a reader holding a
+        // snapshot for long must not hold the command for the whole busy timeout.
+        db.setBusyTimeout(milliseconds: 2000)
+        defer { db.setBusyTimeout(milliseconds: busyTimeoutMilliseconds) }
+        // (busy, frames in the log, frames checkpointed): busy, or frames left over, means a reader
+        // still needed the old pages.
+        let row = try db.firstRow("PRAGMA wal_checkpoint(TRUNCATE)") { ($0.int64(0), $0.int64(1), $0.int64(2)) }
+        let walBytes = fileSize(path + "-wal")
+        let kept = (row.map { $0.0 != 0 || $0.1 != $0.2 } ?? false) || walBytes > 0
+        return VacuumResult(walKept: kept, walBytes: walBytes)
     }
 }
 
-/// A database opened only to be looked at (`wxdb doctor`): no migration, no switch to WAL, nothing
-/// written, so a damaged or foreign file stays exactly as it was.
+/// What `Store.vacuum` did.
+public struct VacuumResult: Sendable, Equatable {
+    /// True when a reader's open snapshot kept the -wal file from being folded back and truncated.
+    public var walKept: Bool
+    /// The -wal file's size afterwards.
+    public var walBytes: Int64
+}
+
+/// A database opened only to be looked at (`wxdb doctor`): read-only, no migration, no switch to
+/// WAL, nothing written, so a damaged or foreign file stays exactly as it was, and a file the user
+/// may only read is inspected like any other.
 public final class DatabaseInspection {
     let db: Database
-
-    /// Why the file could not be opened, in SQLite's words.
-    public struct OpenError: Error, CustomStringConvertible {
-        public let message: String
-        public var description: String { message }
-    }
 
     /// The SQLite library version, e.g. "3.40.1".
     public static var sqliteVersion: String { Database.libraryVersion }
 
-    /// Opens the existing file at `path` as it is.
+    /// Opens the existing file at `path` as it is; throws `Store.OpenError`.
     public init(path: String) throws {
-        var options = Database.Options()
-        options.create = false
-        options.walMode = false
-        do {
-            db = try Database(path: path, options: options)
-        } catch let error as SQLiteError {
-            throw OpenError(message: error.message)
-        }
+        db = try Store.openForReading(path: path, checkSchema: false)
     }
 
     /// SQLite's `integrity_check`: `["ok"]`, or the problems it found.
@@ -108,7 +124,8 @@ public final class DatabaseInspection {
         try Migrator(migrations: Schema.migrations).pending(in: db)
     }
 
-    /// The journal mode (`wal` for a database wxdb has written).
+    /// The connection's journal mode (`wal` for a database wxdb has written, when opened so that
+    /// SQLite reads the file's own mode; an immutable open reports its own).
     public func journalMode() throws -> String? {
         try db.scalarText("PRAGMA journal_mode")
     }

@@ -9,7 +9,7 @@ import Darwin
 /// The kernel releases it when the process ends, however it ends, so a crash never leaves it stuck.
 public final class ProcessLock {
     public let path: String
-    private let fd: Int32
+    private var fd: Int32 = -1
 
     public enum Failure: Error, CustomStringConvertible {
         case busy(path: String, holder: String?, waited: Double)
@@ -21,7 +21,7 @@ public final class ProcessLock {
                 let who = holder.map { " (pid \($0))" } ?? ""
                 return String(format: "another wxdb ingest%@ is still running on this database; gave up after waiting %.0f s. Nothing was fetched. If it is stuck, stop it; the lock (%@) frees itself when it exits", who, waited, path)
             case .cannotOpen(let path, let reason):
-                return "cannot create the lock file \(path): \(reason). Check the database folder is writable"
+                return "cannot use the lock file \(path): \(reason)"
             }
         }
     }
@@ -34,24 +34,42 @@ public final class ProcessLock {
             return String(cString: pointer)
         } ?? databasePath
         path = real + ".ingest-lock"
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        // Never through a link, never a file with other names, never something longer than a pid:
+        // a planted `db.sqlite.ingest-lock -> victim` must not make wxdb truncate the victim.
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ELOOP {
+                throw Failure.cannotOpen(path: path, reason: "it is a symbolic link, which wxdb does not follow; if you did not make it, remove it")
+            }
+            throw Failure.cannotOpen(path: path, reason: String(cString: strerror(code)) + ". Check the database folder is writable")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1, info.st_size <= 32 else {
+            close(fd)
+            throw Failure.cannotOpen(path: path, reason: "it is not a wxdb lock file (not a plain file of its own holding a process id), so wxdb leaves it alone; if you did not make it, remove it")
+        }
+        self.fd = fd
         let start = Date()
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let waited = Date().timeIntervalSince(start)
             if waited >= timeout {
-                let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                var buffer = [UInt8](repeating: 0, count: 32)
+                let count = pread(fd, &buffer, 32, 0)
+                let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 close(fd)
-                throw Failure.busy(path: path, holder: holder?.isEmpty == false ? holder : nil, waited: waited)
+                self.fd = -1
+                throw Failure.busy(path: path, holder: holder.isEmpty ? nil : holder, waited: waited)
             }
             usleep(100_000)
         }
         let pid = "\(getpid())\n"
         ftruncate(fd, 0)
-        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
     }
 
     deinit {
+        guard fd >= 0 else { return }
         flock(fd, LOCK_UN)
         close(fd)
     }

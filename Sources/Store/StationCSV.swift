@@ -14,7 +14,14 @@ public struct StationCSV {
     public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         public var line: Int
         public var message: String
-        public var description: String { "line \(line): \(message)" }
+        /// The whole file is unusable (its encoding), not one row that could be skipped.
+        public var wholeFile = false
+        public init(line: Int, message: String, wholeFile: Bool = false) {
+            self.line = line
+            self.message = message
+            self.wholeFile = wholeFile
+        }
+        public var description: String { wholeFile ? message : "line \(line): \(message)" }
     }
 
     public var rows: [Row] = []
@@ -22,13 +29,26 @@ public struct StationCSV {
     public var skipped: [Problem] = []
 
     /// Parses `data`. Without `skipBadRows` the first bad row throws; with it, bad rows are
-    /// collected in `skipped`. `timezone` reads times that have no offset (nil: such times are errors).
-    public static func parse(_ data: Data, timezone: ((Int64) -> Int64)?, skipBadRows: Bool) throws -> StationCSV {
+    /// collected in `skipped`. `timezone` reads times that have no offset (nil: such times are errors);
+    /// it returns nil for a wall time the zone skips (the DST gap), which is that row's error.
+    public static func parse(_ data: Data, timezone: ((Int64) -> Int64?)?, skipBadRows: Bool) throws -> StationCSV {
+        // UTF-16 (what some spreadsheet programs save as "Unicode text") starts with a byte-order
+        // mark or has a NUL beside every ASCII letter: say so, instead of an invalid-UTF-8 field.
+        let head = Array(data.prefix(64))
+        if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF])
+            || (head.count >= 4 && head.contains(0) && head.filter({ $0 == 0 }).count * 3 >= head.count) {
+            throw Problem(line: 1, message: "the file is UTF-16 (or another encoding with NUL bytes between letters), not UTF-8; save it as UTF-8 (\"CSV UTF-8\" in spreadsheet programs) and import it again", wholeFile: true)
+        }
         let records: [CSVReader.Record]
         do {
             records = try CSVReader(data).readAll()
         } catch {
-            throw Problem(line: error.line, message: error.description)
+            // The reader's sentence starts with its own "Line N, " and ends with a full stop; the
+            // problem adds its line and the caller its own sentence end.
+            var message = error.description
+            if message.hasPrefix("Line \(error.line), ") { message.removeFirst("Line \(error.line), ".count) }
+            if message.hasSuffix(".") { message.removeLast() }
+            throw Problem(line: error.line, message: message)
         }
         guard let header = records.first else { throw Problem(line: 1, message: "the file is empty; expected a header like time,temperature_2m") }
         guard header.fields.first?.trimmingCharacters(in: .whitespaces).lowercased() == "time" else {
@@ -66,7 +86,7 @@ public struct StationCSV {
         return result
     }
 
-    static func parseRow(_ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64)?) throws -> Row {
+    static func parseRow(_ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64?)?) throws -> Row {
         guard record.fields.count == columns.count + 1 else {
             throw Problem(line: record.line, message: "expected \(columns.count + 1) fields, found \(record.fields.count)")
         }
@@ -78,7 +98,10 @@ public struct StationCSV {
         if let offset = parsed.offset {
             time = parsed.wallSeconds - Int64(offset)
         } else if let timezone {
-            time = timezone(parsed.wallSeconds)
+            guard let instant = timezone(parsed.wallSeconds) else {
+                throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' does not exist in the --timezone zone (the clocks skip that hour at the change to summer time); remove the row, or give the time with its UTC offset")
+            }
+            time = instant
         } else {
             throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' has no zone; add Z or an offset like +01:00, or pass --timezone")
         }
@@ -97,11 +120,13 @@ public struct StationCSV {
 }
 
 extension Store {
-    /// Stores station observations in one transaction; returns how many rows were written.
+    /// Stores station observations in one transaction; returns how many rows were written. A
+    /// station's values replace what an earlier import of the same source stored for those hours.
     public func importObservations(_ csv: StationCSV, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
         try db.transaction {
             for row in csv.rows {
-                try upsertObservation(locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt)
+                try upsertObservation(locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt,
+                                      replacing: true)
             }
             return csv.rows.count
         }

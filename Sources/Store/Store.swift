@@ -11,6 +11,9 @@ import WxSQLite
 public final class Store {
     let db: Database
     public var path: String { db.path }
+    /// Why the database was opened read-only (for a reading command on a file the user cannot
+    /// write), or nil when it is writable.
+    public private(set) var readOnlyReason: String?
 
     /// Why a database could not be opened, said so a user knows what to do.
     public enum OpenError: Error, CustomStringConvertible {
@@ -18,6 +21,8 @@ public final class Store {
         case cannotOpen(path: String, reason: String)
         case missing(path: String)
         case notWxdb(path: String)
+        case notAFile(path: String, what: String)
+        case readOnly(path: String, reason: String)
 
         public var description: String {
             switch self {
@@ -27,15 +32,54 @@ public final class Store {
                 return "cannot open the database \(path): \(reason). Check the path and its permissions, or pass another --db"
             case .notWxdb(let path):
                 return "\(path) is a SQLite database, but not a wxdb one (it holds tables wxdb did not create). wxdb did not change it; pass another --db"
+            case .notAFile(let path, let what):
+                return "--db \(path.isEmpty ? "''" : path) \(what); pass the path of a database file (it is created on first use)"
+            case .readOnly(let path, let reason):
+                return "the database \(path) is read-only for you (\(reason)) and this command writes to it. Run it as the file's owner, or make the file and its folder writable; reading commands (query, export, stats, doctor) still work"
             case .missing(let path):
                 return "no database at \(path). Add a location with 'wxdb locations add' to create it, or pass the right --db"
             }
         }
     }
 
+    /// What a command will do with the database.
+    public enum Access: Sendable { case write, read }
+
+    /// Refuses a `--db` that cannot be a database file: empty, `:memory:` or a URI (nothing would be
+    /// kept), a folder, a fifo (opening it would hang), a device or socket. A missing path is fine.
+    public static func checkPath(_ path: String) throws {
+        if path.isEmpty { throw OpenError.notAFile(path: path, what: "is empty") }
+        if path == ":memory:" || path.hasPrefix("file:") {
+            throw OpenError.notAFile(path: path, what: "names an in-memory or URI database, where nothing would be kept")
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw OpenError.notAFile(path: path, what: "is a folder, not a database file (did you mean \((path as NSString).appendingPathComponent("wxdb.sqlite"))?)")
+        case S_IFIFO: throw OpenError.notAFile(path: path, what: "is a named pipe (fifo), not a database file")
+        default: throw OpenError.notAFile(path: path, what: "is a device or socket, not a database file")
+        }
+    }
+
+    /// Why the user cannot write the database file or the folder its -wal/-shm files go in, or nil.
+    public static func readOnlyReason(_ path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        if access(path, W_OK) != 0 {
+            return errno == EROFS ? "it is on a read-only file system" : "no write permission on the file"
+        }
+        if access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+            return errno == EROFS ? "it is on a read-only file system" : "no write permission on its folder \(folder.isEmpty ? "." : folder)"
+        }
+        return nil
+    }
+
     /// Opens the database at `path`, creating it (and its folder) when `create` is true, and applies
     /// pending migrations. A file written by a newer wxdb, or not a database, is refused untouched.
-    public static func open(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 5000) throws -> Store {
+    /// With `.read`, a file the user cannot write is opened read-only instead (see `readOnlyReason`).
+    public static func open(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 5000,
+                            access mode: Access = .write) throws -> Store {
+        try checkPath(path)
         let fm = FileManager.default
         if !fm.fileExists(atPath: path) {
             guard create else { throw OpenError.missing(path: path) }
@@ -47,6 +91,11 @@ public final class Store {
                     throw OpenError.cannotOpen(path: path, reason: "its folder \(folder) cannot be created")
                 }
             }
+        } else if let reason = readOnlyReason(path) {
+            guard mode == .read else { throw OpenError.readOnly(path: path, reason: reason) }
+            let store = Store(db: try openForReading(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds))
+            store.readOnlyReason = reason
+            return store
         }
         var options = Database.Options()
         options.walMode = false  // not before the migration check: a refused file must stay byte-for-byte
@@ -82,12 +131,58 @@ public final class Store {
         return Store(db: db)
     }
 
+    /// Opens an existing database without writing anything to it or beside it: through a read-only
+    /// URI, and immutable when SQLite cannot make its -shm file (then a non-empty -wal, which only a
+    /// writer can fold in, is refused rather than silently skipped). Checked against this build's
+    /// migrations; a schema that still needs a migration is refused, since that needs a write.
+    static func openForReading(path: String, busyTimeoutMilliseconds: Int32 = 5000, checkSchema: Bool = true) throws -> Database {
+        var options = Database.Options.foreignReadOnly
+        options.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        func attempt(_ immutable: Bool) throws -> Database {
+            options.immutable = immutable
+            let db = try Database(path: path, options: options)
+            _ = try db.scalarInt("SELECT count(*) FROM sqlite_schema")
+            return db
+        }
+        let db: Database
+        do {
+            do {
+                db = try attempt(false)
+            } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
+                if fileSize(path + "-wal") > 0 {
+                    throw OpenError.cannotOpen(path: path, reason: "its -wal file holds changes not yet folded into it, and reading them needs write access to its folder. Run any wxdb command as the file's owner once")
+                }
+                db = try attempt(true)
+            }
+        } catch let error as SQLiteError {
+            throw error.isNotADatabase ? OpenError.notADatabase(path: path) : OpenError.cannotOpen(path: path, reason: error.message)
+        }
+        guard checkSchema else { return db }
+        let migrator = Migrator(migrations: Schema.migrations)
+        do {
+            try migrator.check(db)
+            if try migrator.applied(in: db).isEmpty { throw OpenError.notWxdb(path: path) }
+            if let next = try migrator.pending(in: db).first {
+                throw OpenError.cannotOpen(path: path, reason: "it needs migration \(next) from this wxdb, which must write to it; run any wxdb command as the file's owner once")
+            }
+        } catch let error as SQLiteError where error.isNotADatabase {
+            throw OpenError.notADatabase(path: path)
+        }
+        return db
+    }
+
     init(db: Database) { self.db = db }
 
     /// The name of the newest migration applied.
     public func schemaVersion() throws -> String? {
         try db.scalarText("SELECT max(name) FROM schema_migrations")
     }
+}
+
+/// The size of the file at `path`, 0 when there is none.
+public func fileSize(_ path: String) -> Int64 {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int64(info.st_size) : 0
 }
 
 /// The default database path: `$XDG_DATA_HOME/wxdb/wxdb.sqlite`, else `~/.local/share/wxdb/wxdb.sqlite`.

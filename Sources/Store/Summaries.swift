@@ -2,7 +2,7 @@ import WxCore
 import WxSQLite
 
 /// The key of one row of `verification_summaries`: a location, model, source and variable, a lead
-/// bucket and a local valid date.
+/// bucket and a local valid date, with the instants that date covered in the zone it was summarised in.
 public struct SummaryKey: Hashable, Sendable {
     public var location: Int64
     public var model: String
@@ -11,8 +11,13 @@ public struct SummaryKey: Hashable, Sendable {
     public var leadFrom: Int
     public var leadTo: Int
     public var validDate: String
+    /// The day's instants `[validFrom, validTo)` (part of the key: after a zone change the same
+    /// date covers other hours).
+    public var validFrom: Int64
+    public var validTo: Int64
 
-    public init(location: Int64, model: String, source: String, variable: String, leadFrom: Int, leadTo: Int, validDate: String) {
+    public init(location: Int64, model: String, source: String, variable: String, leadFrom: Int, leadTo: Int, validDate: String,
+                validFrom: Int64, validTo: Int64) {
         self.location = location
         self.model = model
         self.source = source
@@ -20,6 +25,8 @@ public struct SummaryKey: Hashable, Sendable {
         self.leadFrom = leadFrom
         self.leadTo = leadTo
         self.validDate = validDate
+        self.validFrom = validFrom
+        self.validTo = validTo
     }
 }
 
@@ -30,6 +37,10 @@ public struct StoredSummary: Sendable {
     public var leadTo: Int
     /// The location's local date, `YYYY-MM-DD`.
     public var validDate: String
+    /// The instants the day covered when it was summarised, so it keeps meaning the same hours after
+    /// the location's zone changes; nil for rows written before they were stored (migration 0006)
+    /// whose zone has not changed since.
+    public var span: (start: Int64, end: Int64)?
     public var sums: SummarySums
 }
 
@@ -73,15 +84,20 @@ extension Store {
     }
 
     static let summaryKeyColumns = ["location_id", "model", "source", "variable", "lead_from_h", "lead_to_h", "valid_date"]
+    /// The instants the key's date covered (migration 0006 added them after the sums).
+    static let summarySpanColumns = ["valid_from", "valid_to"]
 
     /// Adds to a stored row's sums (a count or sum plus the new one); a score absent on either side
-    /// stays NULL, as SQL's `+` does.
+    /// stays NULL, as SQL's `+` does. The same date summarised in two zones (a zone change between
+    /// prunes) covers both spans.
     static let summaryUpsertSQL: String = {
-        let columns = summaryKeyColumns + SummarySums.columns.map(\.name)
+        let columns = summaryKeyColumns + SummarySums.columns.map(\.name) + summarySpanColumns
         return "INSERT INTO verification_summaries (" + columns.joined(separator: ", ") + ") VALUES ("
             + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ") "
             + "ON CONFLICT (location_id, source, variable, model, lead_from_h, valid_date) DO UPDATE SET "
             + SummarySums.columns.map { "\($0.name) = \($0.name) + excluded.\($0.name)" }.joined(separator: ", ")
+            + ", valid_from = min(coalesce(valid_from, excluded.valid_from), excluded.valid_from)"
+            + ", valid_to = max(coalesce(valid_to, excluded.valid_to), excluded.valid_to)"
     }()
 
     /// Adds each key's sums to `verification_summaries`; returns the number of rows written.
@@ -94,7 +110,7 @@ extension Store {
             try db.run(Self.summaryUpsertSQL, [
                 .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
                 .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate),
-            ] + values)
+            ] + values + [.integer(key.validFrom), .integer(key.validTo)])
         }
         return sums.count
     }
@@ -103,15 +119,17 @@ extension Store {
     public func forEachSummary(locationID: Int64, source: String, variable: String, model: String?,
                                _ visit: (StoredSummary) throws -> Void) throws {
         let statement = try db.cachedStatement(
-            "SELECT model, lead_from_h, lead_to_h, valid_date, " + SummarySums.columns.map(\.name).joined(separator: ", ")
+            "SELECT model, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, "
+                + SummarySums.columns.map(\.name).joined(separator: ", ")
                 + " FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)")
         try statement.bind([.integer(locationID), .text(source), .text(variable), model.sqlValue])
         defer { statement.reset() }
         let count = SummarySums.columns.count
         while let row = try statement.step() {
-            let values = (0..<count).map { row.optionalDouble(4 + $0) }
+            let values = (0..<count).map { row.optionalDouble(6 + $0) }
+            let span = row.optionalInt64(4).flatMap { start in row.optionalInt64(5).map { (start: start, end: $0) } }
             try visit(StoredSummary(model: row.string(0), leadFrom: row.int(1), leadTo: row.int(2), validDate: row.string(3),
-                                    sums: SummarySums(values: values)))
+                                    span: span, sums: SummarySums(values: values)))
         }
     }
 }

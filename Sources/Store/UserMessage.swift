@@ -21,3 +21,9 @@ public func userMessage(for error: Error) -> String {
         return "\(error)"
     }
 }
+
+/// True when `error` is SQLite reporting a full disk (a caller that has its own sentence about what
+/// was stored says only that).
+public func isDiskFull(_ error: Error) -> Bool {
+    (error as? SQLiteError)?.isDiskFull == true
+}

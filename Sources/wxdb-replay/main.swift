@@ -23,6 +23,12 @@ Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM
 
 Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
 /_control/reset, /_control/meta?model=&init=, /_control/run-interval?seconds=
+
+Fault kinds: status&code=&reason=, delay&seconds=, truncated, reset, ratelimit,
+toomany&reason=minutely|hourly|daily|TEXT&retry_after=SECONDS|HTTP-DATE, echokey&code=,
+redirect&to=, wrongtype, trickle&bps=, empty, notjson, swapped (multi-location elements
+reversed), wrongid (location_id of the next location), fargrid&lat=&lon= (first element's grid
+point moved), hugetz&length= (timezone name of that length), endless (chunked body without end)
 """
 
 /// `generate --out DIR --lat D --lon D [--timezone TZ] --start ISO-UTC-HOUR --days N [--every HOURS]`:

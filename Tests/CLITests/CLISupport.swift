@@ -20,6 +20,8 @@ final class Sandbox {
     var db: String { folder.appendingPathComponent("wxdb.sqlite").path }
     var environment: [String: String]
     var now = Date(timeIntervalSince1970: 1_785_000_000)
+    /// How HTTP retries wait; nil for the real `Task.sleep`.
+    var sleep: (@Sendable (TimeInterval) async throws -> Void)?
 
     init() {
         folder = Scratch.folder("cli")
@@ -46,6 +48,7 @@ final class Sandbox {
         let fixedNow = now
         let context = Context(environment: environment, stdoutFD: fd, stdoutIsTerminal: false, stderrIsTerminal: false, now: { fixedNow })
         context.captureStderr = true
+        if let sleep { context.sleep = sleep }
         let code = await WXDB.main(arguments, context: context)
         close(fd)
         let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""

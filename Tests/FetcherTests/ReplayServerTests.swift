@@ -227,7 +227,8 @@ struct ReplayServerTests {
         #expect(log == Array(repeating: "/v1/forecast?latitude=1&longitude=2", count: 3))
 
         // Every kind parses.
-        for kind in ["status&code=503", "delay&seconds=0.01", "truncated", "reset", "ratelimit", "redirect&to=/x", "wrongtype", "trickle&bps=100", "empty", "notjson"] {
+        for kind in ["status&code=503", "delay&seconds=0.01", "truncated", "reset", "ratelimit", "redirect&to=/x", "wrongtype", "trickle&bps=100", "empty", "notjson",
+                     "toomany&reason=hourly&retry_after=5", "echokey&code=401", "swapped", "wrongid", "fargrid&lat=1&lon=2", "hugetz&length=99", "endless"] {
             _ = try await call("/_control/fault?path=/never&kind=\(kind)")
         }
         let badKind = await Support.fetch(control, Support.url(server, "/_control/fault?kind=nope")).0

@@ -176,6 +176,27 @@ struct MigratorTests {
         }
     }
 
+    @Test("numbers this build does not carry are no gap: 0001-0004, 0006 and 0008 migrate, reopen and upgrade")
+    func sparseNumbers() throws {
+        let names = ["0001_a", "0002_b", "0003_c", "0004_d", "0006_f", "0008_h"]
+        let all = names.map { Migration(name: $0, sql: "CREATE TABLE t\($0) (x INTEGER) STRICT;") }
+        let fresh = try Database(path: temporaryPath())
+        #expect(try Migrator(migrations: all).migrate(fresh, now: 1) == names)
+        try Migrator(migrations: all).check(fresh)
+        #expect(try Migrator(migrations: all).migrate(fresh, now: 2) == [])
+
+        // A database from a build that had only 0001-0004 takes 0006 and 0008.
+        let older = try Database(path: temporaryPath())
+        try Migrator(migrations: Array(all.prefix(4))).migrate(older, now: 1)
+        #expect(try Migrator(migrations: all).migrate(older, now: 2) == ["0006_f", "0008_h"])
+
+        // A record this build carries, missing below a later one, is still caught.
+        try older.run("DELETE FROM schema_migrations WHERE name = ?", [.text("0006_f")])
+        #expect(throws: MigrationError.missingRecord(name: "0006_f", later: "0008_h", path: older.path)) {
+            try Migrator(migrations: all).check(older)
+        }
+    }
+
     @Test("a failing migration leaves nothing behind")
     func failing() throws {
         let db = try Database(path: temporaryPath())

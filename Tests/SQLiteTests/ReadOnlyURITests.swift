@@ -19,7 +19,7 @@ struct ReadOnlyURITests {
             try db.execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (42)")
         }
         let before = FileManager.default.contents(atPath: path)
-        let db = try Database(path: Database.readOnlyURI(path: path), options: .foreignReadOnly)
+        let db = try Database(path: path, options: .foreignReadOnly)
         #expect(try db.scalarInt("SELECT x FROM t") == 42)
         #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (1)") }
         #expect(FileManager.default.contents(atPath: path) == before)
@@ -27,7 +27,7 @@ struct ReadOnlyURITests {
 
         // A file that is not there is not created.
         let missing = folder.appendingPathComponent("missing-" + name).path
-        #expect(throws: SQLiteError.self) { try Database(path: Database.readOnlyURI(path: missing), options: .foreignReadOnly) }
+        #expect(throws: SQLiteError.self) { try Database(path: missing, options: .foreignReadOnly) }
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 }

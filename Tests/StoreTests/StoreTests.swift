@@ -147,12 +147,12 @@ struct StoreTests {
         let location = try store.addLocation(name: "X", latitude: 1, longitude: 2, elevation: nil, timezone: "GMT", models: [], now: 0)
         let before = try tableCounts(store)
         var response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
-        // A second "model" for a location id that does not exist makes the run insert fail after the first run's rows went in.
+        // A location that no longer exists fails the second store after the first one's rows went in.
         response.models.append(response.models[0])
         response.models[1].model = "other"
         var ghost = location
         ghost.id = 999
-        #expect(throws: SQLiteError.self) {
+        #expect(throws: StoreError.self) {
             try store.db.transaction {
                 _ = try store.storeInTransaction(response, for: location, fetch: FetchRecord(fetchedAt: 1, origin: .import))
                 _ = try store.storeInTransaction(response, for: ghost, fetch: FetchRecord(fetchedAt: 1, origin: .import))

@@ -18,7 +18,7 @@ struct SummariesTests {
         let columns = try store.db.rows("SELECT name, type FROM pragma_table_info('verification_summaries') ORDER BY cid") {
             (name: $0.string(0), type: $0.string(1))
         }
-        #expect(columns.map(\.name) == Store.summaryKeyColumns + SummarySums.columns.map(\.name))
+        #expect(columns.map(\.name) == Store.summaryKeyColumns + SummarySums.columns.map(\.name) + Store.summarySpanColumns)
         for column in SummarySums.columns {
             #expect(columns.first { $0.name == column.name }?.type == (column.isCount ? "INTEGER" : "REAL"), "\(column.name)")
         }
@@ -37,7 +37,7 @@ struct SummariesTests {
         let store = try Store.open(path: path)
         let location = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         let key = SummaryKey(location: location.id, model: "m", source: "era5", variable: "precipitation", leadFrom: 0, leadTo: 6,
-                             validDate: "2026-01-01")
+                             validDate: "2026-01-01", validFrom: 1_767_225_600, validTo: 1_767_312_000)
         var other = Self.sample
         other.continuous.add(forecast: 2, observed: 1)
         other.contingency?.a += 5
@@ -52,5 +52,6 @@ struct SummariesTests {
         #expect(read.count == 1)
         #expect(read.first?.sums == expected)
         #expect(read.first?.sums.continuous.n == 7)
+        #expect(read.first?.span?.start == 1_767_225_600 && read.first?.span?.end == 1_767_312_000)
     }
 }

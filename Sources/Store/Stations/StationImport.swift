@@ -105,7 +105,7 @@ func floorHour(_ t: Int64) -> Int64 { t - ((t % 3600) + 3600) % 3600 }
 /// naming the file: damage found halfway through the read is the station file's, not wxdb's.
 func readStationFile<T>(_ path: String, kind: String, _ body: (Database) throws -> T) throws -> T {
     do {
-        let db = try Database(path: Database.readOnlyURI(path: path), options: .foreignReadOnly)
+        let db = try Database(path: path, options: .foreignReadOnly)
         return try db.transaction(.deferred) { try body(db) }
     } catch let error as SQLiteError {
         if error.isNotADatabase {
