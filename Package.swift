@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

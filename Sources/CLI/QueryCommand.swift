@@ -10,7 +10,8 @@ enum QueryCommand {
         Command(
             name: "query",
             abstract: "Ask what was forecast, what happened, and how good the forecasts were.",
-            subcommands: [QueryRuns.command, QueryForecast.command, QueryVerify.command, QueryTrend.command]
+            subcommands: [QueryRuns.command, QueryForecast.command, QueryVerify.command, QueryTrend.command,
+                          QueryCompare.command, QueryConsistency.command]
         )
     }
 

@@ -52,6 +52,8 @@ struct Report {
         case time(Int64?)
         /// Several texts: a JSON array, one comma-joined cell elsewhere.
         case list([String])
+        /// Several numbers: a JSON array, one comma-joined cell elsewhere.
+        case numbers([Double?])
 
         static func int(_ value: Int) -> Cell { .integer(Int64(value)) }
     }
@@ -101,6 +103,7 @@ struct Report {
             case .number(let number): value = .number(NumberText.tidy(number))
             case .time(let instant): value = instant.map { .string(CivilTime.isoUTC($0)) } ?? .null
             case .list(let items): value = .array(items.map { .string($0) })
+            case .numbers(let items): value = .array(items.map { JSON.number($0) })
             }
             return (columns[index].jsonName ?? columns[index].name, value)
         })
@@ -126,6 +129,7 @@ struct Report {
                 case .number(let number): csv.number(NumberText.tidy(number))
                 case .time(let instant): if let instant { csv.isoUTC(instant) } else { csv.empty() }
                 case .list(let items): csv.text(items.joined(separator: ","))
+                case .numbers(let items): csv.text(items.map { $0.map(JSON.numberText) ?? "" }.joined(separator: ","))
                 }
             }
             csv.endRow()
@@ -162,6 +166,7 @@ struct Report {
         switch (cell, kind) {
         case (.text(let text), _): return text ?? ""
         case (.list(let items), _): return items.joined(separator: ",")
+        case (.numbers(let items), _): return items.map { formatNumber($0) }.joined(separator: ", ")
         case (.integer(let number), _): return number.map { String($0) } ?? ""
         case (.time(let instant), _): return instant.map { TimeInput.local($0, timezone: timezone) } ?? ""
         case (.number(let number), .signed(let places)): return signed(number, places: places)

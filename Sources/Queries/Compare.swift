@@ -1,0 +1,378 @@
+import Foundation
+import WxCore
+import WxStore
+
+/// How `wxdb query compare` and `query consistency` group lead times.
+public enum LeadGrouping: String, Sendable, CaseIterable {
+    /// The buckets of `LeadBuckets`: 0–6, 6–12, 12–24 h, then whole days.
+    case lead
+    /// Whole lead days: 0–24 h, 24–48 h, ... up to 384 h.
+    case day
+
+    /// The bucket holding a lead of `hours`, nil outside 0..<384 h.
+    public func bucket(forLeadHours hours: Double) -> LeadBucket? {
+        switch self {
+        case .lead: return LeadBuckets.bucket(forLeadHours: hours)
+        case .day:
+            guard hours >= 0, hours < 384 else { return nil }
+            let from = Int(hours / 24) * 24
+            return LeadBucket(from: from, to: from + 24)
+        }
+    }
+}
+
+/// What to compare: two models' forecasts of one variable on the hours both forecast.
+public struct CompareOptions: Sendable {
+    public var variable: Variable
+    /// Exactly two models; nil takes the location's first two (its configured models, else those with most runs).
+    public var models: [String]?
+    public var grouping: LeadGrouping
+    public var range: TimeRange
+    public var source: String?
+    public var units: UnitSystem
+    /// The significance level of the verdict.
+    public var level: Double
+
+    public init(variable: Variable, models: [String]? = nil, grouping: LeadGrouping = .lead, range: TimeRange = TimeRange(),
+                source: String? = nil, units: UnitSystem = .metric, level: Double = 0.05) {
+        self.variable = variable
+        self.models = models
+        self.grouping = grouping
+        self.range = range
+        self.source = source
+        self.units = units
+        self.level = level
+    }
+}
+
+/// One lead bucket of a matched comparison.
+public struct CompareRow: Sendable, Equatable {
+    public var leadFromHours: Int
+    public var leadToHours: Int
+    /// Matched valid hours: both models forecast them with a lead in the bucket, and they were observed.
+    public var n: Int
+    /// Each model's MAE and RMSE over exactly those hours, in display units.
+    public var mae: (Double, Double)
+    public var rmse: (Double, Double)
+    /// The Diebold-Mariano test on the daily mean absolute-error differences (first model − second);
+    /// `test.n` is the number of days, `test.meanDifference` their mean.
+    public var test: DieboldMariano
+    /// The better model at the significance level, nil for "no significant difference".
+    public var better: String?
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.leadFromHours == b.leadFromHours && a.leadToHours == b.leadToHours && a.n == b.n && a.mae == b.mae
+            && a.rmse == b.rmse && a.test == b.test && a.better == b.better
+    }
+}
+
+/// The result of `wxdb query compare`.
+public struct CompareResult: Sendable {
+    public var location: String
+    public var variable: Variable
+    public var source: String
+    public var models: [String]
+    public var unit: String
+    public var grouping: LeadGrouping
+    public var level: Double
+    public var rows: [CompareRow]
+    /// Things the reader should know (too few hours for a test, multiple testing).
+    public var notes: [String]
+
+    /// One or two sentences: where each model won, by how much, and where they did not differ.
+    public var headline: String {
+        let symbol = unit.isEmpty ? "" : " \(unit)"
+        var parts: [String] = []
+        for (winner, loser) in [(models[0], models[1]), (models[1], models[0])] {
+            let won = rows.filter { $0.better == winner }
+            guard !won.isEmpty else { continue }
+            let sizes = won.map { abs($0.test.meanDifference) }
+            let low = Words.decimal(sizes.min()!, places: 2), high = Words.decimal(sizes.max()!, places: 2)
+            let by = low == high ? "\(low)" : "\(low)–\(high)"
+            parts.append("\(winner) beat \(loser) at \(Self.spans(won)) by \(by)\(symbol) MAE")
+        }
+        let even = rows.filter { $0.better == nil }
+        if parts.isEmpty {
+            return "No significant difference between \(models[0]) and \(models[1]) at any lead (\(rows.count) lead bucket(s), matched hours only)."
+        }
+        if !even.isEmpty { parts.append("no significant difference at \(Self.spans(even))") }
+        return parts.joined(separator: "; ") + "."
+    }
+
+    /// "24–120 h, 168–192 h": the rows' leads with adjacent buckets merged.
+    static func spans(_ rows: [CompareRow]) -> String {
+        var merged: [(Int, Int)] = []
+        for row in rows.sorted(by: { $0.leadFromHours < $1.leadFromHours }) {
+            if let last = merged.last, last.1 == row.leadFromHours {
+                merged[merged.count - 1].1 = row.leadToHours
+            } else {
+                merged.append((row.leadFromHours, row.leadToHours))
+            }
+        }
+        return merged.map { "\($0.0)–\($0.1) h" }.joined(separator: ", ")
+    }
+}
+
+/// Matched comparisons of two models with the Diebold-Mariano test.
+public enum Compare {
+    /// Compares two models at a location. For each lead bucket it keeps the valid hours that both
+    /// models forecast with a lead in the bucket and that have an observation; each model's loss at
+    /// such an hour is the mean absolute error of its runs in the bucket. Hourly loss differences are
+    /// strongly correlated through the day (and HLN's variance estimate turns negative on such a
+    /// series over long horizons), so the test runs on one difference per valid UTC day, the mean of
+    /// its matched hours, with Diebold-Mariano (HLN) at a horizon of the bucket's longest lead in days.
+    public static func compare(_ store: Store, location: Location, options: CompareOptions) throws -> CompareResult {
+        let variable = options.variable
+        guard variable.verification != .categorical else {
+            throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
+        }
+        let models = try chooseModels(store, location: location, requested: options.models)
+        for model in models { try QuerySupport.requireRuns(store, location: location, model: model) }
+        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
+        let observedName = variable.observedVariable.name
+        let quantity = variable.quantity
+        let units = options.units
+
+        // Per bucket, per valid hour, per model: (count, Σ|e|, Σe²) of its runs.
+        struct Loss { var n = 0; var absolute = 0.0; var squared = 0.0 }
+        var buckets: [LeadBucket: [Int64: [Loss]]] = [:]
+        for model in models {
+            try store.forEachForecastPair(
+                locationID: location.id, model: model, variable: variable.name, observedVariable: observedName,
+                source: source, from: options.range.from, to: options.range.to
+            ) { pair in
+                let lead = Double(pair.validTime - pair.issuedAt) / 3600
+                guard let bucket = options.grouping.bucket(forLeadHours: lead), let index = models.firstIndex(of: pair.model) else { return }
+                let observed = observedValue(pair.observed, variable: variable)
+                let error = units.convertDifference(QuerySupport.difference(pair.forecast, observed, variable), quantity)
+                var hour = buckets[bucket, default: [:]][pair.validTime] ?? [Loss(), Loss()]
+                hour[index].n += 1
+                hour[index].absolute += abs(error)
+                hour[index].squared += error * error
+                buckets[bucket, default: [:]][pair.validTime] = hour
+            }
+        }
+
+        var rows: [CompareRow] = []
+        var untested: [String] = []
+        for bucket in buckets.keys.sorted() {
+            let hours = buckets[bucket]!
+            var hourCount = 0
+            var mae = (0.0, 0.0), mse = (0.0, 0.0)
+            // One loss difference per valid day (the mean over its matched hours), in day order.
+            var days: [(day: Int64, sum: Double, n: Int)] = []
+            for time in hours.keys.sorted() {
+                let loss = hours[time]!
+                guard loss[0].n > 0, loss[1].n > 0 else { continue }
+                let a = loss[0].absolute / Double(loss[0].n), b = loss[1].absolute / Double(loss[1].n)
+                hourCount += 1
+                mae.0 += a
+                mae.1 += b
+                mse.0 += loss[0].squared / Double(loss[0].n)
+                mse.1 += loss[1].squared / Double(loss[1].n)
+                let day = time >= 0 ? time / 86_400 : (time - 86_399) / 86_400
+                if days.last?.day == day {
+                    days[days.count - 1].sum += a - b
+                    days[days.count - 1].n += 1
+                } else {
+                    days.append((day, a - b, 1))
+                }
+            }
+            guard hourCount > 0 else { continue }
+            let n = Double(hourCount)
+            let differences = days.map { $0.sum / Double($0.n) }
+            // The horizon in days: a run's errors carry over to the next runs' for about as long as its lead.
+            let test = DieboldMariano(differences: differences, horizon: (bucket.to + 23) / 24)
+            var better: String?
+            if let p = test.pValue, p < options.level {
+                better = test.meanDifference < 0 ? models[0] : models[1]
+            } else if test.pValue == nil {
+                untested.append("\(bucket.from)–\(bucket.to) h (\(differences.count) day(s))")
+            }
+            rows.append(CompareRow(
+                leadFromHours: bucket.from, leadToHours: bucket.to, n: hourCount,
+                mae: (mae.0 / n, mae.1 / n), rmse: ((mse.0 / n).squareRoot(), (mse.1 / n).squareRoot()),
+                test: test, better: better))
+        }
+        guard !rows.isEmpty else {
+            throw QueryError.noPairs(
+                location: location.name, variable: variable.name, source: source,
+                detail: "no valid hour has forecasts from both \(models[0]) and \(models[1]) and an observation\(options.range.phrase.isEmpty ? "" : " " + options.range.phrase)")
+        }
+        var notes: [String] = []
+        let fallen = rows.filter { $0.test.horizonUsed == 1 && $0.test.horizon > 1 }
+        if !fallen.isEmpty {
+            notes.append("at \(CompareResult.spans(fallen)) the daily differences alternate too much for the lead's horizon, so the test assumed independent days (as R's forecast::dm.test does)")
+        }
+        if !untested.isEmpty {
+            notes.append("no test where the matched days are too few for the lead (the test needs more days than the bucket's longest lead in days, and differences that vary): \(untested.joined(separator: ", "))")
+        }
+        if rows.count >= 5 {
+            let expected = Double(rows.count) * options.level
+            notes.append("each bucket is tested on its own at \(Int(options.level * 100))%: with \(rows.count) buckets about \(Words.decimal(expected, places: 1)) would show a \"significant\" difference by chance alone")
+        }
+        return CompareResult(
+            location: location.name, variable: variable, source: source, models: models,
+            unit: units.unit(quantity), grouping: options.grouping, level: options.level, rows: rows, notes: notes)
+    }
+
+    /// The two models to compare: those asked for, else the location's first two configured models
+    /// that have runs, else the two with most runs.
+    static func chooseModels(_ store: Store, location: Location, requested: [String]?) throws -> [String] {
+        if let requested {
+            guard requested.count == 2, requested[0] != requested[1] else {
+                throw CompareError.needTwoModels(given: requested)
+            }
+            return requested
+        }
+        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
+        let configured = location.models.filter { stored.contains($0) }
+        let candidates = configured + stored.filter { !configured.contains($0) }
+        guard candidates.count >= 2 else {
+            throw CompareError.onlyOneModel(location: location.name, models: stored)
+        }
+        return Array(candidates.prefix(2))
+    }
+
+    /// The observation in the forecast's terms: a probability is scored against 100 % when the
+    /// event (the default threshold, as verify's Brier score) happened.
+    static func observedValue(_ observed: Double, variable: Variable) -> Double {
+        guard variable.isProbability else { return observed }
+        return observed >= 0.1 ? 100 : 0
+    }
+}
+
+/// Why two models cannot be compared.
+public enum CompareError: Error, CustomStringConvertible, Equatable {
+    case needTwoModels(given: [String])
+    case onlyOneModel(location: String, models: [String])
+
+    public var description: String {
+        switch self {
+        case .needTwoModels(let given):
+            return "compare takes exactly two different models (got \(given.isEmpty ? "none" : given.joined(separator: ", "))); pass --models A,B"
+        case .onlyOneModel(let location, let models):
+            let have = models.isEmpty ? "no runs" : "runs of \(models.joined(separator: ", ")) only"
+            return "\(location) has \(have), and a comparison needs two models; add one with 'wxdb locations set \(QueryError.quoted(location)) --models A,B' and fetch or backfill it"
+        }
+    }
+}
+
+/// What `wxdb query consistency` reports for one model (and lead window).
+public struct ConsistencyRow: Sendable, Equatable {
+    public var model: String
+    public var leadFromHours: Int
+    public var leadToHours: Int
+    /// Valid hours with at least three runs in the window.
+    public var n: Int
+    /// Mean, median and 90th percentile of the per-hour Flip-Flop Index, in display units.
+    public var mean: Double?
+    public var median: Double?
+    public var p90: Double?
+}
+
+/// The result of `wxdb query consistency`.
+public struct ConsistencyResult: Sendable {
+    public var location: String
+    public var variable: Variable
+    public var unit: String
+    public var rows: [ConsistencyRow]
+
+    /// Which model changes its mind least, in words.
+    public var headline: String {
+        let scored = rows.filter { $0.mean != nil }
+        let byModel = Dictionary(grouping: scored, by: \.model)
+        let means = byModel.mapValues { rows in rows.map { $0.mean! * Double($0.n) }.reduce(0, +) / Double(rows.map(\.n).reduce(0, +)) }
+        guard let steadiest = means.min(by: { $0.value < $1.value }) else {
+            return "No valid hour has forecasts from three or more runs in the lead window yet."
+        }
+        let value = Words.decimal(steadiest.value, places: 2)
+        if means.count == 1 {
+            return "Successive \(steadiest.key) runs changed their \(variable.name) forecast back and forth by \(value) \(unit) on average (Flip-Flop Index)."
+        }
+        let worst = means.max(by: { $0.value < $1.value })!
+        return "\(steadiest.key) flip-flops least (mean Flip-Flop Index \(value) \(unit)); \(worst.key) most (\(Words.decimal(worst.value, places: 2)) \(unit))."
+    }
+}
+
+/// How much successive runs change their mind about the same hour.
+public enum Consistency {
+    /// For each model (and lead window with `.day`), the Flip-Flop Index of each valid hour over the
+    /// runs whose lead lies in `[leadFrom, leadTo]`, in issue order, and its mean, median and 90th
+    /// percentile over valid hours with at least three runs.
+    public static func consistency(
+        _ store: Store, location: Location, variable: Variable, leadFromHours: Double = 24, leadToHours: Double = 120,
+        byDay: Bool = false, models: [String]? = nil, range: TimeRange = TimeRange(), units: UnitSystem = .metric
+    ) throws -> ConsistencyResult {
+        guard variable.verification != .categorical else {
+            throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
+        }
+        guard leadFromHours >= 0, leadToHours >= leadFromHours else {
+            throw ConsistencyError.badLeadWindow(from: leadFromHours, to: leadToHours)
+        }
+        try QuerySupport.requireRuns(store, location: location, model: nil)
+        let chosen = try models ?? store.runCountsByModel(locationID: location.id).map(\.model)
+        let angular = variable.verification == .circular
+        let scale = units.convertDifference(1, variable.quantity)
+
+        // Windows: one, or whole lead days inside [from, to].
+        var windows: [(Double, Double)] = [(leadFromHours, leadToHours)]
+        if byDay {
+            windows = stride(from: Int(leadFromHours / 24) * 24, to: Int(leadToHours.rounded(.up)), by: 24).map {
+                (max(leadFromHours, Double($0)), min(leadToHours, Double($0 + 24)))
+            }
+        }
+        var rows: [ConsistencyRow] = []
+        for window in windows {
+            var indices: [String: [Double]] = [:]
+            var current: (model: String, time: Int64)?
+            var sequence: [Double] = []
+            func close() {
+                if let current, let index = FlipFlop.index(sequence, angular: angular) {
+                    indices[current.model, default: []].append(index * (angular ? 1 : scale))
+                }
+                sequence.removeAll(keepingCapacity: true)
+            }
+            for model in chosen {
+                try store.forEachForecastSequence(
+                    locationID: location.id, model: model, variable: variable.name,
+                    leadFromHours: window.0, leadToHours: window.1, from: range.from, to: range.to
+                ) { value in
+                    if current?.model != value.model || current?.time != value.validTime {
+                        close()
+                        current = (value.model, value.validTime)
+                    }
+                    sequence.append(value.value)
+                }
+                close()
+            }
+            for model in chosen {
+                let values = (indices[model] ?? []).sorted()
+                rows.append(ConsistencyRow(
+                    model: model, leadFromHours: Int(window.0), leadToHours: Int(window.1.rounded(.up)), n: values.count,
+                    mean: values.isEmpty ? nil : values.reduce(0, +) / Double(values.count),
+                    median: Quantiles.quantile(values, 0.5), p90: Quantiles.quantile(values, 0.9)))
+            }
+        }
+        return ConsistencyResult(location: location.name, variable: variable, unit: units.unit(variable.quantity), rows: rows)
+    }
+}
+
+/// Why consistency cannot be computed as asked.
+public enum ConsistencyError: Error, CustomStringConvertible, Equatable {
+    case badLeadWindow(from: Double, to: Double)
+
+    public var description: String {
+        switch self {
+        case .badLeadWindow(let from, let to):
+            return "the lead window \(Words.decimal(from, places: 1))–\(Words.decimal(to, places: 1)) h is empty or negative; pass --lead-from H --lead-to H with 0 <= H1 <= H2"
+        }
+    }
+}
+
+/// Plain rounding for words (not for machine output, which carries full precision).
+enum Words {
+    static func decimal(_ value: Double, places: Int) -> String {
+        String(format: "%.\(places)f", value)
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import WxCore
+@testable import WxQueries
+import WxStore
+@testable import WxCLI
+
+/// Generated two-model histories: 30 days of runs every 6 hours, each 16 days long, against an
+/// hourly truth. `error(model, run, validTime, lead)` says how far each forecast is off.
+private struct TwoModelHistory {
+    static let start: Int64 = 1_780_000_000 / 86_400 * 86_400
+    static let days: Int64 = 30
+    let store: Store
+    let location: Location
+    let box = Sandbox()
+
+    static func truth(_ t: Int64) -> Double {
+        let hours = Double(t - start) / 3600
+        return 10 + 5 * sin(2 * .pi * hours / 24) + 3 * sin(2 * .pi * hours / 97)
+    }
+
+    init(models: [String] = ["icon", "gfs"], runEvery: Int64 = 6, error: (_ model: Int, _ run: Int, _ valid: Int64, _ lead: Double) -> Double) throws {
+        store = try Store.open(path: box.db)
+        location = try store.addLocation(name: "Testville", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: models, now: 0)
+        let runs = Int(Self.days * 24 / runEvery)
+        for run in 0..<runs {
+            let issued = Self.start + Int64(run) * runEvery * 3600
+            for (m, model) in models.enumerated() {
+                var forecast = ModelForecast(model: model)
+                forecast.hourlyTimes = (0..<384).map { issued + Int64($0) * 3600 }
+                forecast.hourly[Variables.hourlyIndex(of: "temperature_2m")!] = forecast.hourlyTimes.map { t in
+                    Self.truth(t) + error(m, run, t, Double(t - issued) / 3600)
+                }
+                let response = ForecastResponse(latitude: 1, longitude: 2, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT",
+                                                locationID: nil, current: nil, models: [forecast])
+                _ = try store.store(response, for: location, fetch: FetchRecord(
+                    fetchedAt: issued + 600, origin: .fetch, issuedAt: [model: issued], recordAnalysis: false))
+            }
+        }
+        let index = Variables.hourlyIndex(of: "temperature_2m")!
+        for hour in 0..<(Self.days * 24 + 384) {
+            let t = Self.start + hour * 3600
+            var row = [Double?](repeating: nil, count: Variables.hourly.count)
+            row[index] = Self.truth(t)
+            try store.upsertObservation(locationID: location.id, source: "station", time: t, values: row, recordedAt: t)
+        }
+    }
+
+    /// `wxdb ARGS --format json` against this history, parsed.
+    func json(_ arguments: String...) async throws -> JSON {
+        let result = await box.run(arguments + ["--format", "json"])
+        #expect(result.code == 0, "\(result.stderrText)")
+        return try parseJSON(result.stdout)
+    }
+}
+
+/// A pseudo-random draw, roughly standard normal, fixed by its key.
+private func draw(_ key: UInt64) -> Double {
+    var z = key &+ 0x9E37_79B9_7F4A_7C15
+    var sum = 0.0
+    for _ in 0..<4 {
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        sum += Double(z >> 11) / Double(1 << 53)
+    }
+    return (sum - 2) * 1.732
+}
+
+/// Forecast errors as they look: part shared by all hours of a run (the weather it got wrong),
+/// part hour by hour, independent between runs and models, with a spread that grows with lead.
+private func runNoise(seed: Int, model: Int, run: Int, valid: Int64, lead: Double) -> Double {
+    let base = UInt64(seed) << 48 ^ UInt64(model) << 40 ^ UInt64(run) << 20
+    let spread = 0.3 + lead / 192
+    return spread * (draw(base) + 0.7 * draw(base ^ UInt64(valid / 3600) << 1 ^ 1))
+}
+
+private let temperature = Variables.hourlyVariable(named: "temperature_2m")!
+
+@Suite("query compare and consistency on generated two-model histories")
+struct CompareTests {
+    @Test("a model with a clear bias is named worse in every bucket; JSON has the documented shape")
+    func clearBias() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 1, model: model, run: run, valid: valid, lead: lead) + (model == 1 ? 3 : 0)
+        }
+        let document = try await history.json("query", "compare", "--location", "Testville")
+        #expect(document["location"]?.stringValue == "Testville")
+        #expect(document["variable"]?.stringValue == "temperature_2m")
+        #expect(document["source"]?.stringValue == "station")
+        #expect((document["models"]?.arrayValue ?? []).compactMap { $0.stringValue } == ["icon", "gfs"])
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(rows.count == LeadBuckets.all.count)
+        for row in rows {
+            let keys = Set(row.objectValue?.keys.map { $0 } ?? [])
+            #expect(keys.isSuperset(of: ["lead_from_h", "lead_to_h", "n", "mae", "rmse", "mean_difference", "ci_low", "ci_high",
+                                         "dm_statistic", "p_value", "better"]))
+            let lead = row["lead_from_h"]?.numberValue ?? -1
+            #expect(row["better"]?.stringValue == "icon", "lead \(lead): p \(String(describing: row["p_value"]))")
+            let mae = (row["mae"]?.arrayValue ?? []).compactMap { $0.numberValue }
+            #expect(mae.count == 2 && mae[0] < mae[1])
+            #expect((row["mean_difference"]?.numberValue ?? 0) < 0)
+            #expect((row["ci_high"]?.numberValue ?? 1) < 0)
+        }
+        #expect(document["headline"]?.stringValue?.hasPrefix("icon beat gfs at 0–384 h by") == true)
+
+        // The table says the same in words.
+        let table = await history.box.run("query", "compare", "--location", "Testville")
+        #expect(table.code == 0)
+        #expect(table.stdout.hasPrefix("icon beat gfs at 0–384 h by"))
+        #expect(table.stdout.contains("icon"))
+    }
+
+    @Test("two models of equal quality show no significant difference in at least 80% of buckets")
+    func equalQuality() async throws {
+        for seed in [2, 3] {
+            let history = try TwoModelHistory { model, run, valid, lead in
+                runNoise(seed: seed, model: model, run: run, valid: valid, lead: lead)
+            }
+                let document = try await history.json("query", "compare", "--location", "Testville", "--by", "day")
+            let rows = try #require(document["rows"]?.arrayValue)
+            let even = rows.filter { $0["better"]?.isNull == true }.count
+            #expect(rows.count == 16)
+            #expect(Double(even) >= 0.8 * Double(rows.count), "seed \(seed): \(even) of \(rows.count)")
+        }
+    }
+
+    @Test("matched hours only: MAE, RMSE and n equal an independent count over the hours both models forecast")
+    func matchedByHand() throws {
+        let folder = Scratch.folder("compare-hand")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        let location = try store.addLocation(name: "Hand", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["a", "b"], now: 0)
+        let t0: Int64 = 1_780_000_000 / 3600 * 3600
+        func run(_ model: String, _ issued: Int64, _ values: [Double]) throws {
+            var forecast = ModelForecast(model: model)
+            forecast.hourlyTimes = (0..<values.count).map { t0 + Int64($0 + 1) * 3600 }
+            forecast.hourly[Variables.hourlyIndex(of: "temperature_2m")!] = values
+            _ = try store.store(ForecastResponse(latitude: 1, longitude: 2, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: nil, current: nil, models: [forecast]),
+                                for: location, fetch: FetchRecord(fetchedAt: issued, origin: .fetch, issuedAt: [model: issued], recordAnalysis: false))
+        }
+        // Hours 1..4 observed as 10. Model a: two runs; b: one run covering hours 1..3 only.
+        try run("a", t0, [11, 12, 9, 14])
+        try run("a", t0 + 1800, [13, 10, 10, 10])
+        try run("b", t0, [10, 10, 12])
+        for hour in 1...4 {
+            var row = [Double?](repeating: nil, count: Variables.hourly.count)
+            row[Variables.hourlyIndex(of: "temperature_2m")!] = 10
+            try store.upsertObservation(locationID: location.id, source: "obs", time: t0 + Int64(hour) * 3600, values: row, recordedAt: 0)
+        }
+        let result = try Compare.compare(store, location: location, options: CompareOptions(variable: temperature))
+        let row = try #require(result.rows.first)
+        #expect(result.rows.count == 1)
+        // Matched hours 1..3 (hour 4 has no b). a's per-hour mean |e|: (1+3)/2, (2+0)/2, (1+0)/2 = 2, 1, 0.5.
+        #expect(row.n == 3)
+        #expect(abs(row.mae.0 - 3.5 / 3) < 1e-12)
+        #expect(abs(row.mae.1 - 2.0 / 3) < 1e-12)
+        // a's per-hour mean e²: (1+9)/2, (4+0)/2, (1+0)/2 = 5, 2, 0.5; b's: 0, 0, 4.
+        #expect(abs(row.rmse.0 - (7.5 / 3).squareRoot()) < 1e-12)
+        #expect(abs(row.rmse.1 - (4.0 / 3).squareRoot()) < 1e-12)
+        #expect(abs(row.test.meanDifference - (3.5 - 2) / 3) < 1e-12)
+    }
+
+    @Test("compare needs two different models: a usage error, or what to do when the location has one")
+    func needsTwo() async throws {
+        let history = try TwoModelHistory(models: ["icon"]) { _, _, _, _ in 0 }
+        let one = await history.box.run("query", "compare", "--location", "Testville")
+        #expect(one.code == 1)
+        #expect(one.stderrText.contains("has runs of icon only"))
+        for models in ["icon,icon", "icon", "icon,gfs,ecmwf"] {
+            let usage = await history.box.run("query", "compare", "--location", "Testville", "--models", models)
+            #expect(usage.code == 64, "\(models)")
+            #expect(usage.stderrText.contains("exactly two different models"))
+        }
+    }
+
+    @Test("runs alternating ±1 around the truth flip-flop by 2; a monotone drift by 0")
+    func flipFlopHistories() async throws {
+        let history = try TwoModelHistory(models: ["alternating", "drifting"]) { model, run, _, _ in
+            model == 0 ? (run % 2 == 0 ? 1 : -1) : Double(run) * 0.1
+        }
+        let document = try await history.json("query", "consistency", "--location", "Testville")
+        let rows = try #require(document["rows"]?.arrayValue)
+        let alternating = try #require(rows.first { $0["model"]?.stringValue == "alternating" })
+        let drifting = try #require(rows.first { $0["model"]?.stringValue == "drifting" })
+        // Runs every 6 h with leads 24–120 h: 17 runs per valid hour once the history is long enough.
+        #expect((alternating["n"]?.numberValue ?? 0) > 0 && alternating["n"]?.numberValue == drifting["n"]?.numberValue)
+        for key in ["flip_flop_index", "median", "p90"] {
+            #expect(near(alternating[key]?.numberValue, 2, 1e-9), "\(key)")
+        }
+        #expect(near(drifting["flip_flop_index"]?.numberValue, 0, 1e-9))
+        #expect(document["headline"]?.stringValue?.hasPrefix("drifting flip-flops least") == true)
+
+        let byDay = try await history.json("query", "consistency", "--location", "Testville", "--by", "day")
+        let dayRows = try #require(byDay["rows"]?.arrayValue)
+        #expect(dayRows.compactMap { $0["lead_from_h"]?.numberValue } == [24, 24, 48, 48, 72, 72, 96, 96])
+        for row in dayRows where row["model"]?.stringValue == "alternating" { #expect(near(row["flip_flop_index"]?.numberValue, 2, 1e-9)) }
+
+        let imperial = try await history.json("query", "consistency", "--location", "Testville", "--units", "imperial")
+        #expect(imperial["unit"]?.stringValue == "°F")
+        let row = imperial["rows"]?.arrayValue?.first { $0["model"]?.stringValue == "alternating" }
+        #expect(near(row?["flip_flop_index"]?.numberValue, 3.6, 1e-9))
+    }
+}
