@@ -126,7 +126,9 @@ extension Store {
         // Not the same bytes, but maybe the same model run: seen through Open-Meteo's window after
         // it moved on at local midnight, under another UTC offset (DST, `locations set --timezone`),
         // or an older response re-imported after the run absorbed newer windows (and their hashes).
-        let match = same == nil ? try matchingRun(forecast, utcOffset: response.utcOffsetSeconds, locationID: location.id) : nil
+        let match = same == nil
+            ? try matchingRun(forecast, utcOffset: response.utcOffsetSeconds, modelRun: fetch.issuedAt[forecast.model], locationID: location.id)
+            : nil
 
         let runID: Int64
         let kind: StoreOutcome.Kind
@@ -188,8 +190,10 @@ extension Store {
     /// The newest unpruned run of this location and model that agrees with `forecast` on every hour
     /// they share (at least a day of hours, or all of the forecast's) and, when both have the same
     /// UTC offset, on every shared date: the same model run however the response was cut. Daily
-    /// values under another offset cover other 24 hours, so they are not compared.
-    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, locationID: Int64) throws -> RunMatch? {
+    /// values under another offset cover other 24 hours, so they are not compared. When both the
+    /// response's model run time (`modelRun`) and a run's are known, they must be equal: another
+    /// model run that happens to give the same values (as synthetic histories do) is not this one.
+    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws -> RunMatch? {
         let times = forecast.hourlyTimes
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
@@ -198,10 +202,11 @@ extension Store {
         let candidates = try db.rows(
             """
             SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
-            WHERE location_id = ? AND model = ? AND pruned_at IS NULL AND first_valid_time <= ? AND last_valid_time >= ?
+            WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
+              AND (?5 IS NULL OR issued_at_source != 'model_run' OR issued_at = ?5)
             ORDER BY issued_at DESC, id DESC
             """,
-            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first)]
+            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue]
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
         for candidate in candidates {
             guard let shared = try sharedHours(forecast, runID: candidate.id),
