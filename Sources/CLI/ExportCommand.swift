@@ -106,6 +106,15 @@ enum ExportCommand {
         request.model = options.model
         request.source = options.source
 
+        if kind == .pairs && request.source == nil {
+            // Say which observations the pairs use when wxdb chose them.
+            let exporter = Exporter(store: store)
+            for variable in request.variables.isEmpty ? ["temperature_2m"] : try Exporter.validate(request.variables) {
+                for location in try exporter.pairSources(request, variable: variable) {
+                    context.note("Pairs of \(variable) for \(location.name) use source \(location.source) (the best stored source that pairs with these forecasts; choose one with --source)")
+                }
+            }
+        }
         context.flush()
         let output = try options.database.outputFile(options.output, context)
         // Nothing matched is an error, as in 'query': the header waits for the first row.

@@ -9,6 +9,7 @@ enum ImportCommand {
         var location = LocationOption()
         var fetchedAt: String?
         var model: String?
+        var force = false
 
         static var arguments: [ArgumentSpec] {
             [ArgumentSpec(name: "file", help: "Open-Meteo forecast responses (JSON, one location each).", variadic: true)]
@@ -19,7 +20,8 @@ enum ImportCommand {
                 + [.string("fetched-at", "time", "When the responses were fetched (ISO 8601; without offset: the location's zone).",
                            required: true, \.fetchedAt),
                    .string("model", "model", "Model name of an unsuffixed response, or the one model to take from a multi-model one.",
-                           default: "the location's first model", \.model)]
+                           default: "the location's first model", \.model),
+                   .flag("force", "Store a response whose grid point is more than \(Int(GridDistance.maxKilometres)) km from the location.", \.force)]
                 + DatabaseOption.options(\.database)
         }
 
@@ -38,10 +40,18 @@ enum ImportCommand {
             options: Options.self, run: run)
     }
 
+    /// How far (seconds) `--fetched-at` may be ahead of this machine's clock.
+    static let futureMargin: Int64 = 600
+
     static func run(_ args: Options, _ context: Context) throws {
         let store = try args.database.open(context)
         let location = try args.location.resolve(store)
         let fetchedAt = try TimeInput.resolve(args.fetchedAt!, timezone: location.timezone, now: context.nowUnix, option: "fetched-at")
+        // A fetch time in the future would stand as the location's last fetch and the runs' issue
+        // time; a few minutes of clock difference between machines are allowed.
+        guard fetchedAt <= context.nowUnix + futureMargin else {
+            throw CLIError("--fetched-at \(CivilTime.isoUTC(fetchedAt)) is in the future (now is \(CivilTime.isoUTC(context.nowUnix))); give the time the responses were fetched. Nothing was imported")
+        }
         let model = args.model
 
         // One transaction for every file, each decoded just before it is stored: memory stays
@@ -53,6 +63,11 @@ enum ImportCommand {
                 response = try ForecastDecoder.decodeSingle(data, defaultModel: location.defaultModel, onlyModel: model)
             } catch let error as DecodeError {
                 throw CLIError("\(path): \(error.description). Nothing was imported")
+            }
+            // The same check as a fetched answer's (`GridDistance`), which a saved file can skip with --force.
+            if !args.force, let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,
+                                                                gridLatitude: response.latitude, gridLongitude: response.longitude) {
+                throw CLIError("\(path): \(problem). Nothing was imported; check --location, or pass --force to store it anyway")
             }
             return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
         }, stored: { path, outcomes in

@@ -7,10 +7,12 @@ enum PruneCommand {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var keepDays: Int?
+        var dryRun = false
         var vacuum = false
 
         static var table: [Opt<Options>] {
             [.int("keep-days", "n", "Keep the full rows of runs issued in the last N days.", in: 0...36500, required: true, \.keepDays),
+             .flag("dry-run", "Print what would be removed and change nothing.", \.dryRun),
              .flag("vacuum", "Give the freed space back to the file system afterwards (rewrites the file).", \.vacuum)]
                 + DatabaseOption.options(\.database)
         }
@@ -24,7 +26,8 @@ enum PruneCommand {
                 Runs issued more than N days ago lose their hourly and daily rows after their forecast/observation
                 pairs are folded into verification_summaries, so 'query verify' over those days gives the same n,
                 bias, MAE, RMSE and correlation. The run list and the fetch log are kept. Persistence skill and
-                non-default thresholds are not kept for pruned runs.
+                non-default thresholds are not kept for pruned runs. The latest run of each location and model
+                always keeps its rows, whatever its age: the next fetch continues or repeats it.
                 """,
             options: Options.self, run: run)
     }
@@ -32,6 +35,11 @@ enum PruneCommand {
     static func run(_ options: Options, _ context: Context) throws {
         let keep = options.keepDays!
         let store = try options.database.open(context)
+        if options.dryRun {
+            let plan = try Pruner.plan(store, keepDays: keep, now: context.nowUnix)
+            context.out("Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n")
+            return
+        }
         let before = fileSize(store.path)
         func summary(_ result: PruneResult) -> String {
             "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"

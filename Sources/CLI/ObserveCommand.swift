@@ -105,7 +105,10 @@ enum ObserveCommand {
         Command(
             name: "backfill",
             abstract: "Fetch observed weather (reanalysis) from Open-Meteo's historical weather API, as source era5.",
-            discussion: "Dates are inclusive, in the location's time zone. Running it again over the same range changes nothing.",
+            discussion: """
+                Dates are inclusive, in the location's time zone. Running it again over the same range changes nothing.
+                Hours after now have not been observed: a range reaching past now stops at the last complete hour and says so.
+                """,
             options: BackfillOptions.self, run: runBackfill)
     }
 
@@ -115,6 +118,10 @@ enum ObserveCommand {
         let backfill = Backfill(store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context))
         let result = try await backfill.run(location: location, fromDate: args.from!, toDate: args.to!, now: context.nowUnix)
         context.note("Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))")
+        if result.stoppedEarly {
+            let last = result.stoppedAt.map { "at \(CivilTime.isoUTC($0)), the last complete hour" } ?? "before any hour"
+            context.note("Note: --to \(args.to!) reaches past now; stopped \(last) (later hours have not been observed yet)")
+        }
     }
 }
 

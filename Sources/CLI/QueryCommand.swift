@@ -16,7 +16,17 @@ enum QueryCommand {
     }
 
     static func sourceOption<R>(_ path: WritableKeyPath<R, String?>) -> Opt<R> {
-        .string("source", "name", "Observation source.", default: "an imported source, else era5, else analysis, else current", path)
+        .string("source", "name", "Observation source.",
+                default: "the first of imported sources, era5, analysis, current that has observations at the forecast hours asked for", path)
+    }
+
+    /// Says so when the default source is not the best-ranked one, because better-ranked ones had
+    /// no observation at any forecast hour asked for.
+    static func noteSkippedSources(_ store: Store, _ location: Location, chosen: String, requested: String?, _ context: Context) throws {
+        guard requested == nil else { return }
+        let ranked = try ObservationSources.ranked(store, locationID: location.id)
+        guard let position = ranked.firstIndex(of: chosen), position > 0 else { return }
+        context.note("Using source \(chosen): \(ranked[..<position].joined(separator: ", ")) has no observation at these forecasts' hours; choose one with --source")
     }
 
     static func modelOption<R>(_ path: WritableKeyPath<R, String?>) -> Opt<R> {

@@ -43,6 +43,9 @@ enum QueryForecast {
         let at = try TimeInput.resolve(options.at!, timezone: location.timezone, now: context.nowUnix, option: "at")
         let history = try ForecastHistoryQuery.history(
             store, location: location, validTime: at, variable: variable, source: options.source, model: options.model, units: units)
+        if history.prunedRuns > 0 {
+            context.note("Note: \(history.prunedRuns) run(s) that forecast this hour were pruned (their hourly rows are gone); not listed.")
+        }
         if history.laterRuns > 0 {
             context.note("\(history.laterRuns) run(s) issued after this hour hold it as a past hour; not listed.")
         }
@@ -59,6 +62,7 @@ enum QueryForecast {
             .init("valid_time", .time, only: [.csv]),
             .init("lead_hours", .number(places: 1), label: "lead h"),
             .init("variable", .text, only: [.csv]),
+            .init("unit", .text, only: [.csv]),
             .init("value", .value(variable), label: variable.name, unit: showUnit ? unit : nil),
             .init("change", .signed(places: 1), unit: showUnit ? unit : nil, tableText: variable.quantity != .code ? nil : { cell in
                 if case .number(let change?) = cell, change != 0 { return "changed" }
@@ -69,15 +73,15 @@ enum QueryForecast {
         ])
         report.rows = history.entries.map { e in
             [.text(location.name), .text(e.model), .time(e.issuedAt), .time(at), .number(e.leadHours), .text(variable.name),
-             .number(e.value), .number(e.change), .number(history.observed), .text(history.observedSource)]
+             .text(unit), .number(e.value), .number(e.change), .number(history.observed), .text(history.observedSource)]
         }
         let observed: JSON = history.observed.map {
-            .object([("source", .string(history.observedSource)), ("value", .number($0))])
+            .object([("source", .string(history.observedSource)), ("value", Report.number($0))])
         } ?? .null
         report.meta = [("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
                        ("valid_time", .string(CivilTime.isoUTC(at)))]
         report.rowsKey = "runs"
-        report.trailer = [("observed", observed)]
+        report.trailer = [("observed", observed), ("pruned_runs", .number(Double(history.prunedRuns)))]
         report.timezone = location.timezone
         report.title = "\(location.name), \(variable.name) for \(QueryCommand.local(at, location)) (\(QueryCommand.zoneLabel(location)))\n"
         if let value = history.observed, let source = history.observedSource {

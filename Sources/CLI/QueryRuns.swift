@@ -35,6 +35,10 @@ enum QueryRuns {
         guard !runs.isEmpty else {
             throw CLIError("no runs of \(location.name) were issued \(rangeWords(range)); drop or widen --from/--to (see all with 'wxdb query runs --location \(location.name)')")
         }
+        let pruned = runs.filter { $0.prunedAt != nil }.count
+        if pruned > 0 {
+            context.note("Note: \(pruned) run(s) were pruned: their hourly and daily rows are gone (their scores are kept for 'query verify')")
+        }
         try report(runs, location).render(options.output.format, context)
     }
 
@@ -53,11 +57,15 @@ enum QueryRuns {
             .init("repeats", .integer),
             .init("first_valid_time", .time, label: "first hour"),
             .init("last_valid_time", .time, label: "last hour"),
-            .init("hour_count", .integer, label: "hours"),
+            .init("hour_count", .integer, only: [.csv, .json]),
+            // Hours the run had when stored; a pruned run's rows are gone.
+            .init("hours", .integer, only: [.table]),
+            .init("pruned_at", .time, only: [.csv, .json]),
         ])
         report.rows = runs.map { r in
             [.text(location.name), .integer(r.id), .text(r.model), .time(r.issuedAt), .text(r.issuedAtSource), .time(r.firstFetch),
-             .time(r.lastFetch), .int(r.repeats), .time(r.firstValidTime), .time(r.lastValidTime), .int(r.hourCount)]
+             .time(r.lastFetch), .int(r.repeats), .time(r.firstValidTime), .time(r.lastValidTime), .int(r.hourCount),
+             .text(r.prunedAt == nil ? String(r.hourCount) : "\(r.hourCount), pruned"), .time(r.prunedAt)]
         }
         report.meta = [("location", .string(location.name))]
         report.rowsKey = "runs"

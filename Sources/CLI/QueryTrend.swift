@@ -60,6 +60,7 @@ enum QueryTrend {
         } catch {
             try QueryCommand.explainNoPairs(error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
+        try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         var report = report(result, location)
         if context.stdoutIsTerminal {
             let lines = Sparkline.render([result.points.map(\.forecast), result.points.map(\.observed)], width: 60)
@@ -77,6 +78,8 @@ enum QueryTrend {
         var report = Report(columns: [
             .init("location", .text, only: [.csv]),
             .init("model", .text, only: [.csv]),
+            .init("variable", .text, only: [.csv]),
+            .init("unit", .text, only: [.csv]),
             .init("date", .text, label: "date (\(zone))", only: perDay),
             .init("hours", .integer, only: perDay),
             .init("valid_time", .time, label: "valid (\(zone))", only: perHour),
@@ -88,14 +91,14 @@ enum QueryTrend {
             .init("running_bias", .signed(places: 2), label: "running bias", unit: unit),
         ])
         report.rows = result.points.map { p in
-            [.text(location.name), .text(result.model), .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
+            [.text(location.name), .text(result.model), .text(result.variable.name), .text(unit), .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
              .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error), .number(p.runningBias)]
         }
         report.meta = [
-            ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("source", .string(result.source)),
-            ("model", .string(result.model)), ("lead_h", .number(result.leadHours)), ("tolerance_h", .number(result.toleranceHours)),
-            ("every", .string(result.every.rawValue)), ("n", .number(Double(result.overall.n))), ("bias", .number(result.overall.bias)),
-            ("mae", .number(result.overall.mae)),
+            ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
+            ("source", .string(result.source)), ("model", .string(result.model)), ("lead_h", Report.number(result.leadHours)),
+            ("tolerance_h", Report.number(result.toleranceHours)), ("every", .string(result.every.rawValue)),
+            ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)), ("mae", Report.number(result.overall.mae)),
         ]
         report.timezone = location.timezone
         report.title = headline(result, unit: unit) + "\n"
@@ -108,6 +111,16 @@ enum QueryTrend {
         let unitText = unit == "%" ? "%" : " \(unit)"
         let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
-        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(QueryCommand.span(last.time - first.time)) (n=\(s.n) hours)."
+        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(period(result, first, last)) (n=\(s.n) hours)."
+    }
+
+    /// The period a trend covers: hours from the first to the last valid hour, or (per day) the
+    /// local dates from the first to the last, both ends included.
+    static func period(_ result: TrendResult, _ first: TrendPoint, _ last: TrendPoint) -> String {
+        guard result.every == .day, let a = first.date.flatMap(CivilTime.parseLabel), let b = last.date.flatMap(CivilTime.parseLabel) else {
+            return QueryCommand.span(last.time - first.time)
+        }
+        let days = (b - a) / 86400 + 1
+        return "\(days) day\(days == 1 ? "" : "s")"
     }
 }

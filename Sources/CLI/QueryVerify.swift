@@ -38,11 +38,13 @@ enum QueryVerify {
             name: "verify",
             abstract: "Score forecasts against observations: n, bias, MAE, RMSE per lead-time bucket (and more).",
             discussion: """
-                Each run's forecast is paired with the observation at exactly its valid time (lead >= 0; the
-                forecast_observation_pairs view). --from/--to filter on valid time. Persistence skill is the MSE
-                skill score against the observation at the run's issue hour carried forward, over the pairs that
-                have one (persistence n). precipitation adds POD, FAR, CSI and ETS at --threshold;
-                precipitation_probability adds the Brier score against observed precipitation >= --threshold.
+                Each run's forecast is paired with the observation at exactly its valid time (the
+                forecast_observation_pairs view), for leads from 0 up to 384 h. --from/--to filter on valid time.
+                Persistence skill is the MSE skill score against the latest observation at or before the run's
+                issue time (less than an hour before it) carried forward, over the pairs that have one
+                (persistence n). error_sd divides by n - 1, as MET's ESTDEV. precipitation adds POD, FAR, CSI and
+                ETS at --threshold; precipitation_probability adds the Brier score against observed
+                precipitation >= --threshold.
                 """,
             options: Options.self, run: run)
     }
@@ -60,23 +62,33 @@ enum QueryVerify {
         } catch {
             try QueryCommand.explainNoPairs(error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
-        if result.prunedDaysLeftOut > 0 {
-            context.note("Note: \(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them")
-        }
-        try report(result, location).render(options.output.format, context)
+        try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
+        let notes = notes(result)
+        for note in notes { context.note("Note: " + note) }
+        var report = report(result, location)
+        report.trailer = [("notes", .array(notes.map { .string($0) }))]
+        try report.render(options.output.format, context)
+    }
+
+    /// What a script reading the JSON should know about the rows (also printed on stderr).
+    static func notes(_ result: VerifyResult) -> [String] {
+        guard result.prunedDaysLeftOut > 0 else { return [] }
+        return ["\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them"]
     }
 
     static func report(_ result: VerifyResult, _ location: Location) -> Report {
         let variable = result.variable
         let isProbability = variable.isProbability
         let hasEvent = variable.hasEvent
-        let hasContingency = result.rows.contains { $0.contingency != nil }
+        // Every row of a kind has the same keys: a precipitation row made only from pruned sums (kept at
+        // the default threshold) has null scores at another threshold, not missing ones.
+        let hasContingency = hasEvent || result.rows.contains { $0.contingency != nil }
         let byModel = result.options.grouping == .model
         let unit = isProbability ? "%" : result.options.units.unit(variable.quantity)
         typealias Column = Report.Column
 
         var columns: [Column] = [.init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]),
-                                 .init("source", .text, only: [.csv])]
+                                 .init("unit", .text, only: [.csv]), .init("source", .text, only: [.csv])]
         if byModel { columns.append(.init("model", .text)) }
         columns += [
             .init("lead", .text, only: [.table]),
@@ -115,7 +127,7 @@ enum QueryVerify {
         let threshold = result.options.thresholdMillimetres
         report.rows = result.rows.map { row in
             let s = row.scores
-            var cells: [Report.Cell] = [.text(location.name), .text(variable.name), .text(result.source)]
+            var cells: [Report.Cell] = [.text(location.name), .text(variable.name), .text(unit), .text(result.source)]
             if byModel { cells.append(.text(row.model)) }
             cells += [.text(leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours), .int(s.n),
                       .number(s.bias), .number(s.mae), .number(s.rmse), .number(s.errorStdDev), .number(s.correlation),
@@ -125,7 +137,7 @@ enum QueryVerify {
             }
             if hasContingency {
                 let t = row.contingency
-                cells += [.number(t == nil ? nil : threshold), .integer(t.map { Int64($0.a) }), .integer(t.map { Int64($0.b) }),
+                cells += [.number(t == nil && !hasEvent ? nil : threshold), .integer(t.map { Int64($0.a) }), .integer(t.map { Int64($0.b) }),
                           .integer(t.map { Int64($0.c) }), .integer(t.map { Int64($0.d) }),
                           .number(t?.pod), .number(t?.far), .number(t?.csi), .number(t?.ets)]
             }
@@ -134,7 +146,8 @@ enum QueryVerify {
             }
             return cells
         }
-        report.meta = [("location", .string(location.name)), ("variable", .string(variable.name)), ("source", .string(result.source))]
+        report.meta = [("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+                       ("source", .string(result.source))]
         var context = "\(location.name), \(variable.name) against \(result.source) observations"
         if let model = result.options.model { context += ", model \(model)" }
         if hasEvent || isProbability { context += ", event: \(variable.observedVariable.name) >= \(formatNumber(threshold, places: 3)) mm" }

@@ -8,7 +8,8 @@ struct Report {
     enum Kind {
         case text
         case integer
-        /// A measurement: tables round to `places` decimals, CSV and JSON keep every digit.
+        /// A measurement: tables round to `places` decimals, CSV and JSON keep every digit up to the
+        /// 15th significant one (`NumberText.tidy`: computed values carry only noise beyond it).
         case number(places: Int)
         /// Like `number`, with a `+` on positive values in tables (biases, changes).
         case signed(places: Int)
@@ -75,6 +76,9 @@ struct Report {
 
     init(columns: [Column]) { self.columns = columns }
 
+    /// A computed number for `meta` or `trailer`, tidied as number cells are (`NumberText.tidy`).
+    static func number(_ value: Double?) -> JSON { .number(NumberText.tidy(value)) }
+
     func columns(for format: OutputFormat) -> [(Int, Column)] {
         columns.enumerated().filter { $0.element.formats.contains(format) }.map { ($0.offset, $0.element) }
     }
@@ -96,7 +100,7 @@ struct Report {
             switch row[index] {
             case .text(let text): value = text.map { .string($0) } ?? .null
             case .integer(let number): value = JSON.int(number)
-            case .number(let number): value = .number(number)
+            case .number(let number): value = .number(NumberText.tidy(number))
             case .time(let instant): value = instant.map { .string(CivilTime.isoUTC($0)) } ?? .null
             case .list(let items): value = .array(items.map { .string($0) })
             case .numbers(let items): value = .array(items.map { JSON.number($0) })
@@ -122,7 +126,7 @@ struct Report {
                 switch row[index] {
                 case .text(let text): if let text { csv.text(text) } else { csv.empty() }
                 case .integer(let number): csv.integer(number)
-                case .number(let number): csv.number(number)
+                case .number(let number): csv.number(NumberText.tidy(number))
                 case .time(let instant): if let instant { csv.isoUTC(instant) } else { csv.empty() }
                 case .list(let items): csv.text(items.joined(separator: ","))
                 case .numbers(let items): csv.text(items.map { $0.map(JSON.numberText) ?? "" }.joined(separator: ","))

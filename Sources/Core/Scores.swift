@@ -111,13 +111,14 @@ public struct ContinuousScores: Sendable, Equatable {
     /// Root mean squared error, √MSE.
     public var rmse: Double? { mse.map { $0.squareRoot() } }
 
-    /// Population standard deviation of the error (MET's ESTDEV with divisor n): √(MSE − bias²),
-    /// clamped at 0 where rounding would make it negative. RMSE² = bias² + errorStdDev².
+    /// Sample standard deviation of the error, divisor n − 1 as MET's ESTDEV: √(Σ(e − ē)² / (n − 1)),
+    /// clamped at 0 where rounding would make it negative; nil below 2 pairs.
+    /// RMSE² = bias² + errorStdDev² · (n − 1) / n.
     public var errorStdDev: Double? {
-        guard let count, let bias else { return nil }
-        // Σe² − Σe·bias with a single rounding (fused multiply-add), then divided by n.
+        guard n >= 2, let bias else { return nil }
+        // Σe² − Σe·bias with a single rounding (fused multiply-add): the centred sum of squares.
         let centred = sumErrSq.addingProduct(-sumErr, bias)
-        return max(0, centred / count).squareRoot()
+        return max(0, centred / Double(n - 1)).squareRoot()
     }
 
     /// Pearson correlation of f and o; `nil` when either has no variance.

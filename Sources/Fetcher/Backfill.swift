@@ -22,17 +22,28 @@ public struct Backfill {
     public struct Result: Sendable, Equatable {
         public var hours = 0
         public var requests = 0
+        /// When the range reached past `now`: the last hour kept (nil if none), later ones are not observed yet.
+        public var stoppedAt: Int64?
+        public var stoppedEarly = false
     }
 
     /// Fetches `from...to` (local dates `YYYY-MM-DD`, inclusive) and upserts them; running it
     /// again over the same range changes nothing. Each chunk is stored in one transaction; a
     /// failure after some chunks throws `BackfillError.failedPartway`, which says what was kept.
     public func run(location: Location, fromDate: String, toDate: String, now: Int64) async throws -> Result {
-        guard let start = CivilTime.parseLabel(fromDate), let end = CivilTime.parseLabel(toDate) else {
+        guard let start = CivilTime.parseLabel(fromDate), let requestedEnd = CivilTime.parseLabel(toDate) else {
             throw BackfillError.badRange("dates must be YYYY-MM-DD")
         }
-        guard start <= end else { throw BackfillError.badRange("--from \(fromDate) is after --to \(toDate)") }
+        guard start <= requestedEnd else { throw BackfillError.badRange("--from \(fromDate) is after --to \(toDate)") }
+        // Nothing after `now` has been observed: the range stops at today's local date, and only
+        // hours at or before `now` are kept (the archive would answer later ones with forecasts).
+        guard let today = CivilTime.parseLabel(ZoneTime.date(of: now, timezone: location.timezone == "auto" ? "UTC" : location.timezone)) else {
+            throw BackfillError.badRange("the location's time zone is not usable")
+        }
+        guard start <= today else { throw BackfillError.badRange("--from \(fromDate) is in the future; observations exist only for past hours") }
+        let end = min(requestedEnd, today)
         var result = Result()
+        result.stoppedEarly = requestedEnd >= today
         var chunkStart = start
         while chunkStart <= end {
             let chunkEnd = min(end, chunkStart + Int64(Self.chunkDays - 1) * 86400)
@@ -52,7 +63,9 @@ public struct Backfill {
                                                        gridLatitude: decoded.latitude, gridLongitude: decoded.longitude) {
                     throw BackfillError.refused(problem)
                 }
-                result.hours += try save(decoded, location: location, now: now)
+                let saved = try save(decoded, location: location, now: now)
+                result.hours += saved.hours
+                if result.stoppedEarly, let last = saved.last { result.stoppedAt = max(result.stoppedAt ?? last, last) }
             } catch {
                 // The server's texts may quote the key back.
                 let reason = HTTPClient.scrub(userMessage(for: error), secret: endpoints.apiKey)
@@ -65,11 +78,12 @@ public struct Backfill {
         return result
     }
 
-    /// Upserts one chunk's hours as `era5` observations in one transaction; hours the archive
-    /// does not have yet (all null) are skipped.
-    func save(_ decoded: ForecastResponse, location: Location, now: Int64) throws -> Int {
-        guard let series = decoded.models.first else { return 0 }
-        return try store.saveObservations(series, locationID: location.id, source: "era5", recordedAt: now)
+    /// Upserts one chunk's hours up to `now` as `era5` observations in one transaction; hours the
+    /// archive does not have yet (all null) are skipped. Returns the count and the last hour kept.
+    func save(_ decoded: ForecastResponse, location: Location, now: Int64) throws -> (hours: Int, last: Int64?) {
+        guard let series = decoded.models.first else { return (0, nil) }
+        let hours = try store.saveObservations(series, through: now, locationID: location.id, source: "era5", recordedAt: now)
+        return (hours, series.hourlyTimes.filter { $0 <= now }.max())
     }
 }
 

@@ -140,14 +140,24 @@ public struct Exporter {
         return rows
     }
 
-    func locationsForPairs(_ request: ExportRequest) throws -> [(id: Int64, name: String, source: String)] {
-        let locations = try store.locationsByID(only: request.locationID)
+    /// The locations a pairs export covers, each with the source its pairs of `variable` use:
+    /// `--source`, else the best-ranked source that pairs with the requested forecasts (as
+    /// `query verify` chooses). Locations without observations are left out (refused when asked for by name).
+    public func pairSources(_ request: ExportRequest, variable: String) throws -> [(id: Int64, name: String, source: String)] {
+        guard let wanted = Variables.hourlyVariable(named: variable) else { throw ExportError.unknownVariable(variable, allowed: Variables.hourlyNames) }
         var result: [(Int64, String, String)] = []
-        for location in locations {
-            if let source = try request.source ?? ObservationSources.ranked(store, locationID: location.id).first {
+        for location in try store.locations() where request.locationID == nil || location.id == request.locationID {
+            if let requested = request.source {
+                result.append((location.id, location.name, requested))
+                continue
+            }
+            do {
+                let source = try ObservationSources.resolve(
+                    store, location: location, requested: nil,
+                    pairing: .init(variable: wanted, range: TimeRange(from: request.from, to: request.to), model: request.model))
                 result.append((location.id, location.name, source))
-            } else if request.locationID != nil {
-                throw ExportError.noObservations(location: location.name)
+            } catch QueryError.noObservations {
+                if request.locationID != nil { throw ExportError.noObservations(location: location.name) }
             }
         }
         return result
@@ -157,9 +167,11 @@ public struct Exporter {
         let variables = request.variables.isEmpty ? ["temperature_2m"] : try Self.validate(request.variables)
         csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "forecast", "observed", "source"])
         var rows = 0
-        for location in try locationsForPairs(request) {
-            for name in variables {
+        let sources = try variables.map { try pairSources(request, variable: $0) }
+        for index in sources.first?.indices ?? 0..<0 {
+            for (name, chosen) in zip(variables, sources) {
                 guard let variable = Variables.hourlyVariable(named: name) else { continue }
+                let location = chosen[index]
                 let filter = PairFilter(locationID: location.id, source: location.source, from: request.from, to: request.to,
                                         model: request.model)
                 try store.forEachExportPair(variable, filter) { row in
@@ -193,7 +205,7 @@ public struct Exporter {
         let unit = hourly?.unit ?? ""
         csv.header(text: "# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
         var rows = 0
-        for location in try locationsForPairs(request) where location.id == locationID {
+        for location in try pairSources(request, variable: variable) where location.id == locationID {
             guard let hourly else { break }
             let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
             let filter = PairFilter(locationID: location.id, source: location.source, from: request.from, to: request.to, model: model)

@@ -24,6 +24,8 @@ public struct ForecastHistory: Sendable, Equatable {
     public var entries: [Entry]
     /// Runs holding the hour as a past hour (issued after it): not forecasts, so not listed.
     public var laterRuns: Int
+    /// Runs that forecast the hour but were pruned (their hourly rows are gone), so not listed.
+    public var prunedRuns: Int
     /// The observation at the hour from `observedSource`, in the display unit.
     public var observed: Double?
     public var observedSource: String?
@@ -40,10 +42,13 @@ public enum ForecastHistoryQuery {
         let rows = try store.forecasts(of: variable, locationID: location.id, validTime: validTime, model: model)
 
         let forecasts = rows.filter { $0.issuedAt <= validTime }
+        let pruned = try store.prunedRunsCovering(validTime, locationID: location.id, model: model)
         guard !forecasts.isEmpty else {
             let span = try store.forecastSpan(locationID: location.id, model: model)
             var detail = ""
-            if !rows.isEmpty {
+            if pruned > 0 {
+                detail = "the \(pruned) run(s) that forecast it were pruned: their hourly rows are gone, their scores are kept for 'wxdb query verify'"
+            } else if !rows.isEmpty {
                 detail = "\(rows.count) run(s) hold it only as a past hour, issued after it"
             } else if let a = span.first, let b = span.last {
                 detail = "stored forecasts cover \(CivilTime.isoUTC(a)) to \(CivilTime.isoUTC(b))"
@@ -79,7 +84,7 @@ public enum ForecastHistoryQuery {
             }
         }
         return ForecastHistory(location: location.name, variable: variable, units: units, validTime: validTime,
-                               entries: entries, laterRuns: rows.count - forecasts.count,
+                               entries: entries, laterRuns: rows.count - forecasts.count, prunedRuns: pruned,
                                observed: observed, observedSource: observedSource)
     }
 }

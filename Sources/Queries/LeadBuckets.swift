@@ -1,3 +1,5 @@
+import WxCore
+
 // Lead-time buckets for `wxdb query verify` (docs/CLI.md): half-open [from, to) with edges
 // 0, 6, 12, 24 and then every 24 hours up to 384 (Open-Meteo's 16 forecast days).
 
@@ -29,8 +31,11 @@ public struct LeadBucket: Sendable, Hashable, Comparable, CustomStringConvertibl
 
 /// The lead-time buckets wxdb reports verification scores in.
 public enum LeadBuckets {
+    /// The lead rule's limit (`LeadRule`): buckets end at it.
+    public static let maxLeadHours = LeadRule.maxHours
+
     /// Bucket edges in hours: 0, 6, 12, 24, 48, 72, ..., 384.
-    public static let edges: [Int] = [0, 6, 12] + Array(stride(from: 24, through: 384, by: 24))
+    public static let edges: [Int] = [0, 6, 12] + Array(stride(from: 24, through: maxLeadHours, by: 24))
 
     /// Every bucket in order: [0, 6), [6, 12), [12, 24), [24, 48), ..., [360, 384).
     public static let all: [LeadBucket] = zip(edges, edges.dropFirst()).map { LeadBucket(from: $0, to: $1) }

@@ -26,8 +26,9 @@ public enum Pruner {
         public var underlying: Error
     }
 
-    /// Prunes runs issued before `now - keepDays` days. A failure after the first batch throws
-    /// `Failure` with what the committed batches did.
+    /// Prunes runs issued before `now - keepDays` days, except the latest run of each location and
+    /// model, whatever its age (the next fetch continues or repeats it, so it must keep its rows).
+    /// A failure after the first batch throws `Failure` with what the committed batches did.
     public static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int = 20) throws -> PruneResult {
         var result = PruneResult()
         do {
@@ -52,6 +53,12 @@ public enum Pruner {
             result.dailyRows += batch.dailyRows
             result.summaryRows += batch.summaryRows
         }
+    }
+
+    /// What `prune` would remove, changing nothing (`wxdb prune --dry-run`).
+    public static func plan(_ store: Store, keepDays: Int, now: Int64) throws -> PruneResult {
+        let totals = try store.prunableTotals(before: now - Int64(keepDays) * 86400)
+        return PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
     }
 
     /// Adds every pair of one run, per variable and source, exactly as `query verify` would. Days

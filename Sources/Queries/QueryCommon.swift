@@ -48,13 +48,13 @@ public enum UnitSystem: String, Sendable, CaseIterable {
 
     /// A stored metric value in this system.
     public func convert(_ value: Double, _ quantity: Quantity) -> Double {
-        self == .imperial ? Variables.toImperial(value, quantity: quantity) : value
+        self == .imperial ? NumberText.tidy(Variables.toImperial(value, quantity: quantity)) : value
     }
 
     /// A difference of two values (an error, a bias, a change) in this system: scaled, never offset.
     public func convertDifference(_ value: Double, _ quantity: Quantity) -> Double {
         guard self == .imperial else { return value }
-        return Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity)
+        return NumberText.tidy(Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity))
     }
 
     /// The unit label for `quantity`.
@@ -90,8 +90,9 @@ public enum ObservationSources {
         try store.observationSources(locationID: locationID)
     }
 
-    /// `requested` when the location has it, else the best stored source; throws when there is none.
-    public static func resolve(_ store: Store, location: Location, requested: String?) throws -> String {
+    /// `requested` when the location has it; else the best-ranked source that pairs with the
+    /// forecasts asked for (`pairing`), else the best-ranked one. Throws when there is none.
+    public static func resolve(_ store: Store, location: Location, requested: String?, pairing: Pairing? = nil) throws -> String {
         let sources = try ranked(store, locationID: location.id)
         if let requested {
             guard sources.contains(requested) else {
@@ -102,7 +103,34 @@ public enum ObservationSources {
         guard let best = sources.first else {
             throw QueryError.noObservations(location: location.name, source: nil, available: [])
         }
+        if let pairing {
+            for source in sources where try pairing.pairs(store, locationID: location.id, source: source) { return source }
+        }
         return best
+    }
+
+    /// The forecasts a default source must pair with: one variable, valid in a range, of one model
+    /// or all, with leads (seconds) in a range inside the lead rule's [0, 384 h).
+    public struct Pairing: Sendable {
+        public var variable: Variable
+        public var range: TimeRange
+        public var model: String?
+        public var leadSeconds: Range<Int64>
+
+        public init(variable: Variable, range: TimeRange = TimeRange(), model: String? = nil,
+                    leadSeconds: Range<Int64> = 0..<LeadRule.maxSeconds) {
+            self.variable = variable
+            self.range = range
+            self.model = model
+            self.leadSeconds = leadSeconds.clamped(to: 0..<LeadRule.maxSeconds)
+        }
+
+        func pairs(_ store: Store, locationID: Int64, source: String) throws -> Bool {
+            // A probability of precipitation is checked against observed precipitation.
+            try store.sourcePairs(
+                locationID: locationID, source: source, forecast: variable, observed: variable.observedVariable,
+                from: range.from, to: range.to, model: model, leadSeconds: leadSeconds)
+        }
     }
 }
 

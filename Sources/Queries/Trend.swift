@@ -87,10 +87,12 @@ public enum TrendQuery {
         _ = try QuerySupport.column(variable)
         try QuerySupport.requireRuns(store, location: location, model: options.model)
         let model = try options.model ?? defaultModel(store, location: location)
-        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
-
         let target = options.leadHours * 3600
         let tolerance = options.toleranceHours * 3600
+        let source = try ObservationSources.resolve(
+            store, location: location, requested: options.source,
+            pairing: .init(variable: variable, range: options.range, model: model,
+                           leadSeconds: Int64((target - tolerance).rounded(.up))..<(Int64((target + tolerance).rounded(.down)) + 1)))
         let rows = try store.trendPairs(
             variable, PairFilter(locationID: location.id, source: source, from: options.range.from, to: options.range.to),
             model: model, minLead: target - tolerance, maxLead: target + tolerance, targetLead: target)

@@ -110,8 +110,10 @@ extension VerifyOptions {
 
 /// `wxdb query verify`: forecasts against observations, grouped by lead.
 public enum VerifyQuery {
-    /// Pairs every run's forecast (lead ≥ 0) with the observation at exactly its valid time, via
-    /// the `forecast_observation_pairs` view, and scores them per group. Each run counts once per
+    /// Pairs every run's forecast (0 ≤ lead < 384 h) with the observation at exactly its valid time,
+    /// via the `forecast_observation_pairs` view, and scores them per group. Persistence, the
+    /// reference of the skill score, is `Store.persistenceReferences`: the latest observation at or
+    /// before the run's `issued_at` and less than an hour before it, carried forward. Each run counts once per
     /// valid hour. Throws a `QueryError` naming what is missing when there is nothing to score.
     public static func verify(_ store: Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
         let variable = options.variable
@@ -124,8 +126,12 @@ public enum VerifyQuery {
         let observedVariable = variable.observedVariable
 
         try QuerySupport.requireRuns(store, location: location, model: options.model)
-        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
+        let source = try ObservationSources.resolve(
+            store, location: location, requested: options.source,
+            pairing: .init(variable: variable, range: options.range, model: options.model))
 
+        let references = try store.persistenceReferences(locationID: location.id, source: source, observed: observedVariable,
+                                                         model: options.model)
         let units = options.units
         let threshold = options.thresholdMillimetres
         var groups: [String: VerifyRow] = [:]
@@ -140,7 +146,7 @@ public enum VerifyQuery {
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             group.firstValidTime = min(group.firstValidTime, validTime)
             group.lastValidTime = max(group.lastValidTime, validTime)
-            add(&group, forecast: row.double(3), observed: row.double(4), reference: row.optionalDouble(5),
+            add(&group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
                 variable: variable, units: units, threshold: threshold)
             groups[key] = group
         }

@@ -228,6 +228,24 @@ CREATE TABLE verification_summaries (
 -- When a run's hourly and daily rows were folded into verification_summaries and removed.
 ALTER TABLE forecast_runs ADD COLUMN pruned_at INTEGER;
 """#),
+        Migration(name: "0005_run_content_hashes", sql: #"""
+-- Every content hash a run has had: its first response's and each later response recognised as
+-- the same model run (a moved window, another UTC offset, an older copy), so re-fetching or
+-- re-importing any response already seen is recognised at once, even after `wxdb prune` removed
+-- the run's rows and with them the hours a comparison would need.
+CREATE TABLE run_content_hashes (
+    location_id  INTEGER NOT NULL REFERENCES locations(id) ON DELETE CASCADE,
+    model        TEXT    NOT NULL,
+    content_hash INTEGER NOT NULL,
+    run_id       INTEGER NOT NULL REFERENCES forecast_runs(id) ON DELETE CASCADE,
+    PRIMARY KEY (location_id, model, content_hash, run_id)
+) STRICT, WITHOUT ROWID;
+-- Deleting a run (locations remove --purge) finds its hashes without a scan.
+CREATE INDEX run_content_hashes_by_run ON run_content_hashes(run_id);
+
+INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id)
+SELECT location_id, model, content_hash, id FROM forecast_runs;
+"""#),
         Migration(name: "0006_summary_spans", sql: #"""
 -- The instants each verification summary's day covered when prune wrote it ([valid_from, valid_to)),
 -- so a summary keeps meaning the same hours after its location's time zone changes. Rows written

@@ -17,7 +17,8 @@ public struct StoreOutcome: Sendable, Equatable {
     public var days: Int
     /// Hours a `repeated` outcome added to the run it continued (the window moved on); 0 otherwise.
     public var addedHours = 0
-    /// Whether the run was the latest one continued through a moved window (then `kind` is `repeated`).
+    /// Whether a stored run of the same model run took hours (or dates) it lacked: the window moved
+    /// on, or another UTC offset cut the response differently (then `kind` is `repeated`).
     public var continued = false
 }
 
@@ -113,30 +114,39 @@ extension Store {
         let hash = forecast.contentHash(grid: (response.latitude, response.longitude, response.elevation))
         // Any earlier run of this location and model with the same content: re-fetching (or
         // re-importing an archive) adds a fetch-log entry, never a second copy.
+        // Every hash a run has had counts (run_content_hashes), so this holds after the run took
+        // newer windows, and after prune removed its rows.
         let same = try db.firstRow(
-            "SELECT id, fetched_at FROM forecast_runs WHERE location_id = ? AND model = ? AND content_hash = ? ORDER BY id LIMIT 1",
+            """
+            SELECT r.id, r.fetched_at FROM run_content_hashes h JOIN forecast_runs r ON r.id = h.run_id
+            WHERE h.location_id = ? AND h.model = ? AND h.content_hash = ? ORDER BY r.id LIMIT 1
+            """,
             [.integer(location.id), .text(forecast.model), .integer(hash)]
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1)) }
-        // Open-Meteo's window starts at local midnight, so it moves a day on without a new model
-        // run: the same forecast, shifted, is the latest run continued, not a second run.
-        let continued = same == nil ? try continuedRun(forecast, locationID: location.id) : nil
+        // Not the same bytes, but maybe the same model run: seen through Open-Meteo's window after
+        // it moved on at local midnight, under another UTC offset (DST, `locations set --timezone`),
+        // or an older response re-imported after the run absorbed newer windows (and their hashes).
+        let match = same == nil
+            ? try matchingRun(forecast, utcOffset: response.utcOffsetSeconds, modelRun: fetch.issuedAt[forecast.model], locationID: location.id)
+            : nil
 
         let runID: Int64
         let kind: StoreOutcome.Kind
+        // A matching run that lacks some of the forecast's hours or dates is continued: it takes them.
+        let continued = match.map { !$0.contained } ?? false
         var added = 0
-        if let same {
-            runID = same.id
+        if let earlier = same ?? match.map({ (id: $0.id, fetchedAt: $0.fetchedAt) }) {
+            runID = earlier.id
             kind = .repeated
+            if let match, continued {
+                added = try extendRun(runID, with: forecast, hash: hash, dailies: match.sameOffset)
+            }
             // An import of an older copy moves the run's first fetch (and a fallback issue time) back.
-            if fetch.fetchedAt < same.fetchedAt {
+            if fetch.fetchedAt < earlier.fetchedAt {
                 try db.run(
                     "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
                     [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
             }
-        } else if let continued {
-            runID = continued
-            kind = .repeated
-            added = try extendRun(runID, with: forecast, hash: hash)
         } else {
             let modelRun = fetch.issuedAt[forecast.model]
             try db.run(
@@ -157,26 +167,71 @@ extension Store {
             kind = .stored
             try insertRows(forecast, runID: runID)
         }
+        if same == nil {
+            try db.run("INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id) VALUES (?, ?, ?, ?)",
+                       [.integer(location.id), .text(forecast.model), .integer(hash), .integer(runID)])
+        }
         try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
         return StoreOutcome(kind: kind, model: forecast.model, runID: runID,
                             hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
-                            addedHours: added, continued: continued != nil && same == nil)
+                            addedHours: added, continued: continued)
     }
 
-    /// The latest run of this location and model when `forecast` agrees with it on every hour and
-    /// date they share (at least a day of hours), i.e. the same model run seen through a moved window.
-    func continuedRun(_ forecast: ModelForecast, locationID: Int64) throws -> Int64? {
+    /// A stored run that is the same model run as `forecast`.
+    struct RunMatch {
+        var id: Int64
+        var fetchedAt: Int64
+        /// Every hour (and, under the same offset, every date) of `forecast` is already stored.
+        var contained: Bool
+        /// The run was stored under the same UTC offset, so its daily rows are comparable.
+        var sameOffset: Bool
+    }
+
+    /// The newest unpruned run of this location and model that agrees with `forecast` on every hour
+    /// they share (at least a day of hours, or all of the forecast's) and, when both have the same
+    /// UTC offset, on every shared date: the same model run however the response was cut. Daily
+    /// values under another offset cover other 24 hours, so they are not compared. When both the
+    /// response's model run time (`modelRun`) and a run's are known, they must be equal: another
+    /// model run that happens to give the same values (as synthetic histories do) is not this one.
+    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws -> RunMatch? {
         let times = forecast.hourlyTimes
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
-        guard let latest = try db.scalarInt(
-            // Along the (location, model, issued_at) index: one seek, however many runs there are.
-            "SELECT id FROM forecast_runs WHERE location_id = ? AND model = ? ORDER BY issued_at DESC, id DESC LIMIT 1",
-            [.integer(locationID), .text(forecast.model)]) else { return nil }
+        // Runs whose hours overlap the forecast's, newest first; a different model run disagrees
+        // at its first shared hour, so each costs one seek and a row or two.
+        let candidates = try db.rows(
+            """
+            SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
+            WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
+              AND (?5 IS NULL OR issued_at_source != 'model_run' OR issued_at = ?5)
+            ORDER BY issued_at DESC, id DESC
+            """,
+            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue]
+        ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
+        for candidate in candidates {
+            guard let shared = try sharedHours(forecast, runID: candidate.id),
+                  shared >= min(24, times.count) else { continue }
+            let sameOffset = candidate.offset == utcOffset
+            var allDates = true
+            if sameOffset {
+                guard let dates = try sharedDates(forecast, runID: candidate.id) else { continue }
+                allDates = dates == Set(forecast.dailyDates).count
+            }
+            return RunMatch(id: candidate.id, fetchedAt: candidate.fetchedAt,
+                            contained: shared == times.count && allDates, sameOffset: sameOffset)
+        }
+        return nil
+    }
+
+    /// How many of `forecast`'s (ascending) hours the run holds, all with the same values; nil at
+    /// the first disagreement.
+    func sharedHours(_ forecast: ModelForecast, runID: Int64) throws -> Int? {
+        let times = forecast.hourlyTimes
+        guard let first = times.first, let last = times.last else { return 0 }
         let statement = try db.cachedStatement(
             "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
                 + " FROM hourly_forecasts WHERE run_id = ? AND valid_time BETWEEN ? AND ? ORDER BY valid_time")
-        try statement.bind([.integer(latest), .integer(first), .integer(last)])
+        try statement.bind([.integer(runID), .integer(first), .integer(last)])
         defer { statement.reset() }
         // Both sides ascend in time (responses do; the key orders the stored rows): walk them
         // together, and stop at the first disagreement, which for a new model run is the first hour.
@@ -192,34 +247,40 @@ extension Store {
             }
             shared += 1
         }
-        guard shared >= min(24, forecast.hourlyTimes.count) else { return nil }
-        // Daily rows of the shared dates must agree too.
+        return shared
+    }
+
+    /// How many of `forecast`'s dates the run holds, all with the same values; nil at the first disagreement.
+    func sharedDates(_ forecast: ModelForecast, runID: Int64) throws -> Int? {
         var dayOf: [String: Int] = [:]
         for (row, date) in forecast.dailyDates.enumerated() where dayOf[date] == nil { dayOf[date] = row }
         let days = try db.cachedStatement(
             "SELECT date, " + Variables.dailyNames.joined(separator: ", ") + " FROM daily_forecasts WHERE run_id = ?")
-        try days.bind([.integer(latest)])
+        try days.bind([.integer(runID)])
         defer { days.reset() }
+        var shared = 0
         while let stored = try days.step() {
             guard let row = dayOf[stored.string(0)] else { continue }
             for (index, column) in forecast.daily.enumerated() where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
                 return nil
             }
+            shared += 1
         }
-        return latest
+        return shared
     }
 
-    /// Adds the hours and dates `forecast` has that the run lacks, and takes its content hash, so
-    /// the next identical response is recognised at once. Returns the number of hours added.
+    /// Adds the hours (and, when `dailies`, the dates) `forecast` has that the run lacks, and takes
+    /// its content hash, so the next identical response is recognised at once. Dates under another
+    /// UTC offset are other days, so they are not mixed into the run. Returns the number of hours added.
     @discardableResult
-    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64) throws -> Int {
+    func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64, dailies: Bool) throws -> Int {
         let storedHours = Set(try db.rows("SELECT valid_time FROM hourly_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.int64(0) })
         let storedDates = Set(try db.rows("SELECT date FROM daily_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.string(0) })
         var extra = ModelForecast(model: forecast.model)
         let hourRows = forecast.hourlyTimes.indices.filter { !storedHours.contains(forecast.hourlyTimes[$0]) }
         extra.hourlyTimes = hourRows.map { forecast.hourlyTimes[$0] }
         extra.hourly = forecast.hourly.map { column in column.map { values in hourRows.map { values[$0] } } }
-        let dayRows = forecast.dailyDates.indices.filter { !storedDates.contains(forecast.dailyDates[$0]) }
+        let dayRows = dailies ? forecast.dailyDates.indices.filter { !storedDates.contains(forecast.dailyDates[$0]) } : []
         extra.dailyDates = dayRows.map { forecast.dailyDates[$0] }
         extra.daily = forecast.daily.map { column in column.map { values in dayRows.map { values[$0] } } }
         try insertRows(extra, runID: runID)
@@ -289,8 +350,9 @@ extension Store {
 
     /// Like `upsertObservations`, in one transaction of its own.
     @discardableResult
-    public func saveObservations(_ series: ModelForecast, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
-        try db.transaction { try upsertObservations(series, locationID: locationID, source: source, recordedAt: recordedAt) }
+    public func saveObservations(_ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
+                                 recordedAt: Int64) throws -> Int {
+        try db.transaction { try upsertObservations(series, through: through, locationID: locationID, source: source, recordedAt: recordedAt) }
     }
 
     /// Upserts a series' hours (those valid at or before `through`) as observations of `source`;

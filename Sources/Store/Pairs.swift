@@ -23,18 +23,16 @@ public struct PairFilter: Sendable {
 
 extension Store {
     /// Streams every pair of `forecast` with the observation of `observed` at its valid time (they
-    /// differ for a probability scored against another variable's event), with the observation at
-    /// the run's issue hour as a persistence reference. Columns: 0 model, 1 issued_at,
-    /// 2 valid_time, 3 forecast, 4 observed, 5 reference (may be NULL).
+    /// differ for a probability scored against another variable's event). Columns: 0 model,
+    /// 1 issued_at, 2 valid_time, 3 forecast, 4 observed. The persistence reference of each issue
+    /// time is `persistenceReferences`.
     public func forEachVerificationPair(forecast: Variable, observed: Variable, _ filter: PairFilter,
                                         _ visit: (StoredRow) throws -> Void) throws {
         let forecastColumn = try Self.hourlyColumn(forecast.name)
         let observedColumn = try Self.hourlyColumn(observed.name)
         let sql = """
-            SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn), ref.\(observedColumn)
+            SELECT p.model, p.issued_at, p.valid_time, p.forecast_\(forecastColumn), p.observed_\(observedColumn)
             FROM forecast_observation_pairs p
-            LEFT JOIN observations ref
-                   ON ref.location_id = p.location_id AND ref.source = p.source AND ref.time = (p.issued_at / 3600) * 3600
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
               AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
@@ -46,7 +44,8 @@ extension Store {
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
 
-    /// The pairs of one model whose lead is within `[minLead, maxLead]` seconds, for each valid hour
+    /// The pairs of one model whose lead is within `[minLead, maxLead]` seconds (and below
+    /// `LeadRule.maxSeconds`), for each valid hour
     /// the one whose lead is closest to `targetLead` first (then the earlier run).
     public func trendPairs(_ variable: Variable, _ filter: PairFilter, model: String, minLead: Double, maxLead: Double,
                            targetLead: Double) throws
@@ -58,12 +57,12 @@ extension Store {
             SELECT p.valid_time, p.run_id, p.issued_at, p.forecast_\(column), p.observed_\(column)
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
-              AND p.valid_time - p.issued_at BETWEEN ? AND ?
+              AND p.valid_time - p.issued_at BETWEEN ? AND ? AND p.valid_time - p.issued_at < ?
               AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
             ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
             """,
             [.integer(filter.locationID), .text(filter.source), .text(model), .integer(filter.from ?? .min), .integer(filter.to ?? .max),
-             .real(minLead), .real(maxLead), .real(targetLead)]
+             .real(minLead), .real(maxLead), .integer(LeadRule.maxSeconds), .real(targetLead)]
         ) { (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4)) }
     }
 
@@ -81,7 +80,7 @@ extension Store {
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
 
-    /// Streams the pairs of `variable` for an export, oldest run first. Columns: 0 location name,
+    /// Streams the pairs of `variable` for an export (leads under `LeadRule`), oldest run first. Columns: 0 location name,
     /// 1 model, 2 issued_at, 3 valid_time, 4 forecast, 5 observed (neither NULL).
     public func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws {
         let column = try Self.hourlyColumn(variable.name)
@@ -91,17 +90,18 @@ extension Store {
             FROM forecast_observation_pairs
             WHERE location_id = ?1 AND source = ?2 AND forecast_\(column) IS NOT NULL AND observed_\(column) IS NOT NULL
               AND (?3 IS NULL OR valid_time >= ?3) AND (?4 IS NULL OR valid_time < ?4) AND (?5 IS NULL OR model = ?5)
+              AND valid_time - issued_at < ?6
             ORDER BY issued_at, run_id, valid_time
             """
         let statement = try db.cachedStatement(sql)
         try statement.bind([.integer(filter.locationID), .text(filter.source), filter.from.sqlValue, filter.to.sqlValue,
-                            filter.model.sqlValue])
+                            filter.model.sqlValue, .integer(LeadRule.maxSeconds)])
         defer { statement.reset() }
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
 
     /// Streams the pairs of `variable` and one model (`filter.model`, required) with the location's
-    /// coordinates, as the `verif` format wants them. Columns: 0 issued_at, 1 valid_time, 2 latitude,
+    /// coordinates (leads under `LeadRule`), as the `verif` format wants them. Columns: 0 issued_at, 1 valid_time, 2 latitude,
     /// 3 longitude, 4 altitude (the location's elevation, else the model grid's; may be NULL),
     /// 5 observed, 6 forecast.
     public func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws {
@@ -114,12 +114,12 @@ extension Store {
             JOIN forecast_runs r ON r.id = p.run_id
             WHERE p.location_id = ? AND p.source = ? AND p.model = ?
               AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
-              AND (?4 IS NULL OR p.valid_time >= ?4) AND (?5 IS NULL OR p.valid_time < ?5)
+              AND (?4 IS NULL OR p.valid_time >= ?4) AND (?5 IS NULL OR p.valid_time < ?5) AND p.valid_time - p.issued_at < ?6
             ORDER BY p.issued_at, p.valid_time
             """
         let statement = try db.makeStatement(sql)
         try statement.bind([.integer(filter.locationID), .text(filter.source), filter.model.sqlValue,
-                            filter.from.sqlValue, filter.to.sqlValue])
+                            filter.from.sqlValue, filter.to.sqlValue, .integer(LeadRule.maxSeconds)])
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
 }

@@ -19,7 +19,11 @@ public struct RunSummary: Sendable, Equatable {
     public var repeats: Int
     public var firstValidTime: Int64?
     public var lastValidTime: Int64?
+    /// Hours the run had when stored (its rows are gone once pruned).
     public var hourCount: Int
+    /// When `wxdb prune` removed the run's hourly and daily rows (its scores live on in
+    /// `verification_summaries`); nil while the rows are stored.
+    public var prunedAt: Int64?
 }
 
 /// One run's value of a variable for one valid hour (`Store.forecasts(locationID:validTime:...)`).
@@ -98,7 +102,7 @@ extension Store {
             """
             SELECT r.id, r.model, r.issued_at, r.issued_at_source, r.fetched_at,
                    f.first_fetch, f.last_fetch, coalesce(f.repeats, 0),
-                   r.first_valid_time, r.last_valid_time, r.hour_count
+                   r.first_valid_time, r.last_valid_time, r.hour_count, r.pruned_at
             FROM forecast_runs r
             LEFT JOIN (SELECT run_id, min(attempted_at) AS first_fetch, max(attempted_at) AS last_fetch,
                               sum(outcome = 'repeated') AS repeats
@@ -114,7 +118,7 @@ extension Store {
                 id: row.int64(0), model: row.string(1), issuedAt: row.int64(2), issuedAtSource: row.string(3),
                 firstFetch: min(row.optionalInt64(5) ?? fetchedAt, fetchedAt), lastFetch: row.optionalInt64(6) ?? fetchedAt,
                 repeats: row.int(7), firstValidTime: row.optionalInt64(8), lastValidTime: row.optionalInt64(9),
-                hourCount: row.int(10))
+                hourCount: row.int(10), prunedAt: row.optionalInt64(11))
         }
     }
 

@@ -60,19 +60,14 @@ public struct PruneBatch: Sendable, Equatable {
 }
 
 extension Store {
-    /// Prunes the next `limit` runs issued before `cutoff` in one transaction: `summarise` folds their
+    /// Prunes the next `limit` runs issued before `cutoff` (`prunableRuns`) in one transaction: `summarise` folds their
     /// pairs (read with `forEachPair(ofRun:)`) into summary rows, which are added to those stored,
     /// then the runs lose their hourly and daily rows and are marked pruned at `now`. A run is thus
     /// either whole or summarised, never both and never lost. Nil when no run is left to prune.
     public func pruneBatch(issuedBefore cutoff: Int64, now: Int64, limit: Int,
                            summarise: ([PrunableRun]) throws -> [SummaryKey: SummarySums]) throws -> PruneBatch? {
         try db.transaction { () -> PruneBatch? in
-            let runs = try db.rows(
-                """
-                SELECT r.id, l.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id
-                WHERE r.issued_at < ? AND r.pruned_at IS NULL ORDER BY r.id LIMIT ?
-                """,
-                [.integer(cutoff), .integer(Int64(limit))]) { PrunableRun(id: $0.int64(0), timezone: $0.string(1)) }
+            let runs = try prunableRuns(before: cutoff, limit: limit)
             if runs.isEmpty { return nil }
             var batch = PruneBatch(runs: runs.count)
             let sums = try summarise(runs)

@@ -152,8 +152,12 @@ struct OptionRuleTests {
     @Test("lists: a comma list and repeated options are the same")
     func lists() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
-        await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here", "--fetched-at", "2026-07-27T21:00Z")
+        // An Adelaide response for a place at 1°N 2°E: --force past the 50 km check.
+        let imported = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here",
+                                     "--fetched-at", "2026-07-27T21:00Z", "--force")
+        #expect(imported.code == 0, "\(imported.stderrText)")
         let comma = await box.run("export", "hourly", "--var", "temperature_2m,precipitation")
         let repeated = await box.run("export", "hourly", "--var", "temperature_2m", "--var", "precipitation")
         #expect(comma.code == 0, "\(comma.stderrText)")

@@ -4,6 +4,9 @@ import WxCore
 import WxSQLite
 @testable import WxCLI
 
+/// A clock after the fetch times these tests give the recorded fixtures (2026-07-26/27).
+let afterFixtures = Date(timeIntervalSince1970: 1_785_500_000)
+
 /// Row counts of every table, read straight from the file.
 func counts(_ path: String) throws -> [String: Int64] {
     let db = try Database(path: path)
@@ -19,13 +22,14 @@ struct ImportCommandTests {
     @Test("every forecast sample imports or is refused with a reason")
     func everySample() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         #expect(await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2").code == 0)
         let samples = try FileManager.default.contentsOfDirectory(atPath: fixturesPath)
             .filter { $0.hasSuffix(".json") && !$0.hasPrefix("geocoding") && !$0.hasPrefix("archive") }.sorted()
         #expect(samples.count >= 15)
         for sample in samples {
             let before = try counts(box.db)
-            let result = await box.run("import", box.fixture(sample), "--location", "Here", "--fetched-at", "2026-07-26T21:00Z")
+            let result = await box.run("import", box.fixture(sample), "--location", "Here", "--fetched-at", "2026-07-26T21:00Z", "--force")
             if result.code == 0 {
                 #expect(try counts(box.db)["fetch_log"]! > before["fetch_log"]!, "\(sample)")
             } else {
@@ -52,16 +56,17 @@ struct ImportCommandTests {
     @Test("bad input is refused with Error: and leaves every table as it was", arguments: badFiles)
     func refusesBadInput(_ name: String, _ body: String, _ expected: String) async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         // Something already stored, so "as it was" is not just "empty".
         #expect(await box.run("import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
-                              "--location", "Here", "--fetched-at", "2026-07-26T21:00Z").code == 0)
+                              "--location", "Here", "--fetched-at", "2026-07-26T21:00Z", "--force").code == 0)
         let before = try counts(box.db)
         let path = box.folder.appendingPathComponent(name).path
         try body.write(toFile: path, atomically: true, encoding: .utf8)
         // A good file beside the bad one is not stored either.
         let result = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), path,
-                                   "--location", "Here", "--fetched-at", "2026-07-27T21:00Z")
+                                   "--location", "Here", "--fetched-at", "2026-07-27T21:00Z", "--force")
         #expect(result.code == 1)
         #expect(result.stderrText.hasPrefix("Error: "))
         #expect(result.stderrText.contains(expected), "\(result.stderrText)")
@@ -71,6 +76,7 @@ struct ImportCommandTests {
     @Test("an unknown location is refused")
     func unknownLocation() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         let result = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Nowhere", "--fetched-at", "2026-07-27T21:00Z")
         #expect(result.code == 1)
@@ -80,6 +86,7 @@ struct ImportCommandTests {
     @Test("importing the same file twice gives one run and two fetch-log entries")
     func importTwice() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57")
         for time in ["2026-07-26T21:00Z", "2026-07-26T22:00Z"] {
             #expect(await box.run("import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
@@ -94,6 +101,7 @@ struct ImportCommandTests {
     @Test("usage errors exit 64 with Error:, Usage: and a pointer to --help")
     func usageErrors() async {
         let box = Sandbox()
+        box.now = afterFixtures
         let result = await box.run("import", "x.json", "--location", "Here")
         #expect(result.code == 64)
         #expect(result.stderr.first == "Error: missing --fetched-at")
@@ -113,6 +121,7 @@ struct ImportCommandTests {
     @Test("an option's value may start with '-'")
     func negativeValues() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         #expect(await box.run("locations", "add", "Los Angeles", "--lat", "34.05", "--lon", "-118.24", "--timezone", "America/Los_Angeles").code == 0)
         let list = await box.run("locations", "list", "--format", "json")
         #expect(list.stdout.contains(#""longitude":-118.24"#))
@@ -121,6 +130,7 @@ struct ImportCommandTests {
     @Test("locations add, list, show, remove")
     func locationsLifecycle() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         #expect(await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--models", "icon_seamless,gfs_seamless").code == 0)
         let duplicate = await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41")
         #expect(duplicate.code == 1)
@@ -136,8 +146,9 @@ struct ImportCommandTests {
     @Test("removing a location with history needs --purge")
     func removeNeedsPurge() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
-        await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here", "--fetched-at", "2026-07-27T21:00Z")
+        await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here", "--fetched-at", "2026-07-27T21:00Z", "--force")
         let refused = await box.run("locations", "remove", "Here")
         #expect(refused.code == 1)
         #expect(refused.stderrText.contains("--purge"))
@@ -148,6 +159,7 @@ struct ImportCommandTests {
     @Test("export hourly shows what was stored, with ISO UTC times and the location's name neutralised")
     func exportHourly() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "=HYPERLINK(\"x\")", "--lat", "43.7", "--lon", "-79.4")
         await box.run("import", box.fixture("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"),
                       "--location", "=HYPERLINK(\"x\")", "--fetched-at", "2026-03-05T21:00Z")
@@ -163,6 +175,7 @@ struct ImportCommandTests {
     @Test("a database written by a newer wxdb is refused, untouched")
     func newerDatabase() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         do {
             let db = try Database(path: box.db)
@@ -205,13 +218,13 @@ struct ImportCommandTests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("time zone is not known yet"))
         #expect(await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                              "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00").code == 0)
+                              "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00", "--force").code == 0)
         // Once the zone is set, a local time is read in it (05:02 in Berlin in January is 04:02Z).
         let other = Sandbox()
         await other.run("locations", "add", "Home", "--lat", "52.52", "--lon", "13.41")
         #expect(await other.run("locations", "set", "Home", "--timezone", "Europe/Berlin").code == 0)
         #expect(await other.run("import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                                "--location", "Home", "--fetched-at", "2026-01-10T05:02").code == 0)
+                                "--location", "Home", "--fetched-at", "2026-01-10T05:02", "--force").code == 0)
         let db = try Database(path: other.db)
         #expect(try db.scalarInt("SELECT fetched_at FROM forecast_runs") == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))
     }

@@ -15,13 +15,15 @@ struct LeadTimeTests {
 
     /// One run issued at hh:17 with hours from 3 h before to 30 h after, forecast = observed + 1,
     /// except the hours before the issue time, which are 10 off (as an analysis could be).
-    static func build(_ box: Sandbox) throws {
+    @discardableResult
+    static func build(_ box: Sandbox) throws -> HistoryBuilder {
         let history = try HistoryBuilder(db: box.db, name: "Quarter", timezone: "UTC")
         let times = (-3...30).map { t + Int64($0) * hour }
         let truth = { (time: Int64) in Double(time / hour % 24) }
         try history.storeRun(issuedAt: issued, fetchedAt: issued, times: times,
                              columns: ["temperature_2m": times.map { truth($0) + ($0 < issued ? 10 : 1) }], recordAnalysis: false)
         for time in times { try history.observe(source: "station", time: time, ["temperature_2m": truth(time)]) }
+        return history
     }
 
     /// The first verify row: [0,6), six forecasts valid 0.7 ... 5.7 h after the issue time.
@@ -49,7 +51,12 @@ struct LeadTimeTests {
     func prune() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        try Self.build(box)
+        let later = try Self.build(box)
+        // The latest run keeps its rows whatever its age: a later one (hours no observation covers,
+        // so no pairs) lets prune remove the run under test.
+        let times = (48...53).map { Self.t + Int64($0) * Self.hour }
+        try later.storeRun(issuedAt: Self.issued + 86400, fetchedAt: Self.issued + 86400, times: times,
+                           columns: ["temperature_2m": times.map { _ in 0 }], recordAnalysis: false)
         box.now = Date(timeIntervalSince1970: TimeInterval(Self.issued + 10 * 86400))
         let pruned = await box.run("prune", "--keep-days", "1")
         #expect(pruned.code == 0, "\(pruned.stderrText)")

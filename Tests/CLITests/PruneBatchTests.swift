@@ -60,6 +60,11 @@ struct PruneBatchTests {
                 "precipitation": amounts, "precipitation_probability": amounts.map { min(100, $0 * 150) },
             ], recordAnalysis: false)
         }
+        // The latest run keeps its rows whatever its age; this one (hours no observation covers, so no
+        // pairs) is it, and the two above are what the two prunes remove.
+        let latest = (0..<6).map { t + 3 * 86400 + Int64($0) * 3600 }
+        try history.storeRun(issuedAt: t + 2 * 3600, fetchedAt: t + 2 * 3600 + 600, times: latest,
+                             columns: ["precipitation": latest.map { _ in 0 }], recordAnalysis: false)
         for (hour, observed) in [0, 0.3, 0, 0.2, 0, 0.1, 0.5].enumerated() {
             try history.observe(source: "station", time: t + Int64(hour) * 3600, ["precipitation": observed])
         }

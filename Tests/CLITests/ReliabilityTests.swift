@@ -648,6 +648,7 @@ struct ReliabilityTests {
     @Test("hostile location names and paths with spaces survive add, import, list and export")
     func hostileNamesAndPaths() async throws {
         let box = Sandbox()
+        box.now = afterFixtures
         let folder = box.folder.appendingPathComponent("a dir with spaces; and 'quotes'")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let db = folder.appendingPathComponent("my wx db.sqlite").path
@@ -657,7 +658,7 @@ struct ReliabilityTests {
             let add = await box.run("--db", db, "locations", "add", "--lat", "1", "--lon", String(index), "--", name)
             #expect(add.code == 0, "\(name): \(add.stderrText)")
             let imported = await box.run("--db", db, "import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
-                                         "--location", name, "--fetched-at", "2026-07-26T21:00Z")
+                                         "--location", name, "--fetched-at", "2026-07-26T21:00Z", "--force")
             #expect(imported.code == 0, "\(name): \(imported.stderrText)")
         }
         let store = try Database(path: db)

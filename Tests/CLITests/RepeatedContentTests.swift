@@ -23,6 +23,7 @@ struct RepeatedContentTests {
     @Test("the same hours with different daily values are a new run, and both runs' days are exported")
     func dailyOnlyChange() async throws {
         let box = Sandbox()
+        box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen").code == 0)
         let original = try String(contentsOfFile: box.fixture(Self.fixture), encoding: .utf8)
@@ -60,6 +61,7 @@ struct RepeatedIssueTimeTests {
     @Test("a later fetch of the same content keeps the issue time; an earlier saved copy moves it back")
     func earliestFetchWins() async throws {
         let box = Sandbox()
+        box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen").code == 0)
         let file = box.fixture(RepeatedContentTests.fixture)

@@ -27,7 +27,8 @@ struct ContinuousScoresTests {
         #expect(close(s.mae, 1))  // (1 + 0 + 2) / 3
         #expect(close(s.mse, 5.0 / 3))  // (1 + 0 + 4) / 3
         #expect(close(s.rmse, (5.0 / 3).squareRoot()))
-        #expect(close(s.errorStdDev, (2.0 / 3).squareRoot()))  // √(5/3 − 1²)
+        #expect(close(s.errorStdDev, 1))  // deviations from the mean error: [0, 1, −1]; √(2 / (3 − 1)), MET's ESTDEV
+        #expect(scores([5], [3]).errorStdDev == nil)  // one pair has no spread
         #expect(close(s.meanForecast, 2))
         #expect(close(s.meanObserved, 3))
         #expect(close(s.multiplicativeBias, 2.0 / 3))

@@ -1,0 +1,33 @@
+import WxCore
+import WxSQLite
+
+extension Store {
+    /// Whether `source` has at least one observation of `observed` that pairs with a stored
+    /// forecast of `forecast` (any run of the location, of `model` when given, with a lead in
+    /// `leadSeconds`, valid in [`from`, `to`)), or pairs of `forecast` already folded into
+    /// `verification_summaries` by prune.
+    public func sourcePairs(locationID: Int64, source: String, forecast: Variable, observed: Variable,
+                            from: Int64?, to: Int64?, model: String?, leadSeconds: Range<Int64>) throws -> Bool {
+        let forecastColumn = try Self.hourlyColumn(forecast.name)
+        let observedColumn = try Self.hourlyColumn(observed.name)
+        // From the source's observations (its own few rows when it is a small station file) to the
+        // runs issued up to maxLead before each, stopping at the first pair.
+        let pairs = try db.cachedStatement(
+            """
+            SELECT 1 FROM observations o
+            CROSS JOIN forecast_runs r INDEXED BY forecast_runs_by_location_issued
+                ON r.location_id = o.location_id AND r.issued_at <= o.time - ?7 AND r.issued_at > o.time - ?6
+            CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = o.time
+            WHERE o.location_id = ?1 AND o.source = ?2 AND o.time >= ?3 AND o.time < ?4 AND (?5 IS NULL OR r.model = ?5)
+              AND o.\(observedColumn) IS NOT NULL AND h.\(forecastColumn) IS NOT NULL
+            LIMIT 1
+            """)
+        try pairs.bind([.integer(locationID), .text(source), .integer(from ?? .min), .integer(to ?? .max), model.sqlValue,
+                        .integer(leadSeconds.upperBound), .integer(leadSeconds.lowerBound)])
+        defer { pairs.reset() }
+        if try pairs.step() != nil { return true }
+        return try db.scalarInt(
+            "SELECT count(*) FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)",
+            [.integer(locationID), .text(source), .text(forecast.name), model.sqlValue]) ?? 0 > 0
+    }
+}
