@@ -36,58 +36,90 @@ struct Opt<Root> {
         return Opt<Outer>(spec: spec) { outer, values in try apply(&outer[keyPath: path], values) }
     }
 
-    static func string(_ name: String, _ valueName: String, _ help: String, required: Bool = false, default defaultValue: String? = nil,
-                       completions: [String] = [], _ path: WritableKeyPath<Root, String?>) -> Opt {
-        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue,
-                             completions: completions)) { root, values in
+    static func string(
+        _ name: String, _ valueName: String, _ help: String, required: Bool = false,
+        default defaultValue: String? = nil,
+        completions: [String] = [], _ path: WritableKeyPath<Root, String?>
+    ) -> Opt {
+        Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue,
+                completions: completions)
+        ) { root, values in
             root[keyPath: path] = values.last
         }
     }
 
     /// A list: `--var a,b` and `--var a --var b` are the same.
-    static func list(_ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil,
-                     completions: [String] = [], _ path: WritableKeyPath<Root, [String]>) -> Opt {
-        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help + " Comma-separated or repeated.", repeatable: true,
-                             defaultDescription: defaultValue, completions: completions)) { root, values in
-            let items = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    static func list(
+        _ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil,
+        completions: [String] = [], _ path: WritableKeyPath<Root, [String]>
+    ) -> Opt {
+        Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help + " Comma-separated or repeated.", repeatable: true,
+                defaultDescription: defaultValue, completions: completions)
+        ) { root, values in
+            let items = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
             guard !items.isEmpty else { throw UsageError("--\(name) needs at least one \(valueName)") }
             root[keyPath: path] = items
         }
     }
 
-    static func int(_ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Int>, required: Bool = false,
-                    default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Int?>) -> Opt {
-        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue)) { root, values in
+    static func int(
+        _ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Int>, required: Bool = false,
+        default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Int?>
+    ) -> Opt {
+        Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue)
+        ) { root, values in
             let text = values.last!
             guard let number = Int(text), range.contains(number) else {
-                throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+                throw UsageError(
+                    "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
             root[keyPath: path] = number
         }
     }
 
-    static func double(_ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Double>, required: Bool = false,
-                       default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Double?>) -> Opt {
-        Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue)) { root, values in
+    static func double(
+        _ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Double>, required: Bool = false,
+        default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Double?>
+    ) -> Opt {
+        Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue)
+        ) { root, values in
             let text = values.last!
             guard let number = Double(text), number.isFinite, range.contains(number) else {
-                throw UsageError("--\(name) must be a number from \(formatNumber(range.lowerBound, places: 3)) to \(formatNumber(range.upperBound, places: 3)), not '\(text)'")
+                throw UsageError(
+                    "--\(name) must be a number from \(formatNumber(range.lowerBound, places: 3)) to \(formatNumber(range.upperBound, places: 3)), not '\(text)'"
+                )
             }
             root[keyPath: path] = number
         }
     }
 
     /// One of an enum's raw values.
-    static func choice<T: RawRepresentable & CaseIterable>(_ name: String, _ valueName: String, _ help: String, allowed: [T]? = nil,
-                                                           default defaultValue: T? = nil, _ path: WritableKeyPath<Root, T>) -> Opt
+    static func choice<T: RawRepresentable & CaseIterable>(
+        _ name: String, _ valueName: String, _ help: String, allowed: [T]? = nil,
+        default defaultValue: T? = nil, _ path: WritableKeyPath<Root, T>
+    ) -> Opt
     where T.RawValue == String {
         let allowed = allowed ?? Array(T.allCases)
         let names = allowed.map(\.rawValue)
-        return Opt(spec: OptionSpec(name: name, valueName: valueName, help: help, defaultDescription: defaultValue?.rawValue,
-                                    completions: names)) { root, values in
+        return Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help, defaultDescription: defaultValue?.rawValue,
+                completions: names)
+        ) { root, values in
             let text = values.last!
             guard let value = T(rawValue: text), names.contains(text) else {
-                throw UsageError("--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'" + Suggest.phrase(text, among: names))
+                throw UsageError(
+                    "--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'"
+                        + Suggest.phrase(text, among: names))
             }
             root[keyPath: path] = value
         }
@@ -143,9 +175,11 @@ public struct Command {
 
     /// A command whose options are `O`; `run` gets them parsed and validated. `table` and `make`
     /// are for one options type shared by several commands (the exports), each offering its part.
-    init<O: CommandOptions>(name: String, abstract: String, discussion: String? = nil, options _: O.Type,
-                            table: [Opt<O>] = O.table, make: @escaping () -> O = O.init,
-                            run: @escaping (O, Context) async throws -> Void) {
+    init<O: CommandOptions>(
+        name: String, abstract: String, discussion: String? = nil, options _: O.Type,
+        table: [Opt<O>] = O.table, make: @escaping () -> O = O.init,
+        run: @escaping (O, Context) async throws -> Void
+    ) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
@@ -201,7 +235,7 @@ public struct CLIError: Error, CustomStringConvertible {
 /// Flags every command takes: how much goes to stderr.
 let verbosityOptions: [OptionSpec] = [
     OptionSpec(name: "quiet", valueName: nil, help: "Print less on stderr."),
-    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr."),
+    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr.")
 ]
 
 enum ParseResult {
@@ -264,8 +298,10 @@ struct ArgumentParser {
                 guard let spec = known[name] else {
                     if wantsHelp { continue }
                     let here = (command.options + verbosityOptions).map(\.name)
-                    throw UsageError("unknown option '--\(name)'" + (Suggest.phrase(name, among: here, prefix: "--").nonEmpty
-                        ?? Suggest.phrase(name, among: known.keys.sorted(), prefix: "--")))
+                    throw UsageError(
+                        "unknown option '--\(name)'"
+                            + (Suggest.phrase(name, among: here, prefix: "--").nonEmpty
+                                ?? Suggest.phrase(name, among: known.keys.sorted(), prefix: "--")))
                 }
                 if spec.valueName == nil {
                     if inlineValue != nil { throw UsageError("--\(name) takes no value") }
@@ -276,7 +312,9 @@ struct ArgumentParser {
                         value = inlineValue
                     } else {
                         // A value may start with '-' (`--lon -118.24`): the next word is always the value.
-                        guard index < args.count else { throw UsageError("missing value for '--\(name) <\(spec.valueName!)>'") }
+                        guard index < args.count else {
+                            throw UsageError("missing value for '--\(name) <\(spec.valueName!)>'")
+                        }
                         value = args[index]
                         index += 1
                     }
@@ -301,8 +339,10 @@ struct ArgumentParser {
                 if wantsHelp { break }
                 let names = command.subcommands.map(\.name)
                 let kind = path.count == 1 ? "command" : "subcommand of '\(path.dropFirst().joined(separator: " "))'"
-                throw UsageError("unknown \(kind) '\(arg)'" + (Suggest.phrase(arg, among: names).nonEmpty
-                    ?? "; expected one of: \(names.joined(separator: ", "))"))
+                throw UsageError(
+                    "unknown \(kind) '\(arg)'"
+                        + (Suggest.phrase(arg, among: names).nonEmpty
+                            ?? "; expected one of: \(names.joined(separator: ", "))"))
             }
             sawPositional = true
             parsed.positionals.append(arg)
@@ -310,14 +350,19 @@ struct ArgumentParser {
         parsed.commandPath = path
         if wantsHelp { return .help(command, path: path) }
         if command.isGroup {
-            if path.count == 1 && parsed.positionals.isEmpty && parsed.options.isEmpty { return .help(command, path: path) }
-            throw UsageError(path.count == 1 ? "missing command" : "missing subcommand of '\(path.dropFirst().joined(separator: " "))'")
+            if path.count == 1 && parsed.positionals.isEmpty && parsed.options.isEmpty {
+                return .help(command, path: path)
+            }
+            throw UsageError(
+                path.count == 1
+                    ? "missing command" : "missing subcommand of '\(path.dropFirst().joined(separator: " "))'")
         }
         // Options of other commands are known words, but not this command's.
         let offered = Set((command.options + verbosityOptions).map(\.name))
         for (name, _) in parsed.options where !offered.contains(name) {
-            throw UsageError("'\(path.joined(separator: " "))' does not take --\(name)"
-                + Suggest.phrase(name, among: offered.sorted(), prefix: "--"))
+            throw UsageError(
+                "'\(path.joined(separator: " "))' does not take --\(name)"
+                    + Suggest.phrase(name, among: offered.sorted(), prefix: "--"))
         }
         if parsed.values("quiet").count > 0 && parsed.values("verbose").count > 0 {
             throw UsageError("--quiet and --verbose contradict each other; give one of them")

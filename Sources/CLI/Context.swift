@@ -26,9 +26,11 @@ public final class Context {
     public var quiet = false
     public var verbose = false
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
-                stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.environment = environment
         self.stdoutFD = stdoutFD
         self.stdoutIsTerminal = stdoutIsTerminal

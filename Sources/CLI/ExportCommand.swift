@@ -39,17 +39,27 @@ enum ExportCommand {
             case .observations: filtered = "observations"
             case .pairs: filtered = "forecast hours valid"
             }
-            var table = LocationOption.options(\Options.location, required: false, help: "Only this location.")
+            var table =
+                LocationOption.options(\Options.location, required: false, help: "Only this location.")
                 + TimeRangeOptions.options(\.range, on: filtered)
-                + [.string("output", "file", "Write to this file instead of stdout (replaced only when the export completes).", \.output),
-                   .list("var", "variable", kind == .pairs ? "Variables to pair." : "Only these variables' columns.",
-                         default: kind == .pairs ? "temperature_2m" : "all",
-                         completions: kind == .daily ? Variables.dailyNames : Variables.hourlyNames, \.variables)]
+                + [
+                    .string(
+                        "output", "file",
+                        "Write to this file instead of stdout (replaced only when the export completes).", \.output),
+                    .list(
+                        "var", "variable", kind == .pairs ? "Variables to pair." : "Only these variables' columns.",
+                        default: kind == .pairs ? "temperature_2m" : "all",
+                        completions: kind == .daily ? Variables.dailyNames : Variables.hourlyNames, \.variables)
+                ]
             if kind != .observations { table.append(.string("model", "model", "Only this model.", \.model)) }
             if kind == .pairs || kind == .observations {
-                table.append(.string("source", "name", "Observation source.", default: kind == .pairs ? "the location's best source" : "all", \.source))
+                table.append(
+                    .string(
+                        "source", "name", "Observation source.",
+                        default: kind == .pairs ? "the location's best source" : "all", \.source))
             }
-            table += kind == .pairs
+            table +=
+                kind == .pairs
                 ? FormatOption.options(\.format, [.csv, .verif], help: "csv, or verif (the verif tool's text format).")
                 : FormatOption.options(\.format, [.csv])
             return table + DatabaseOption.options(\.database)
@@ -61,8 +71,9 @@ enum ExportCommand {
                 _ = try Exporter.validate(variables, daily: kind == .daily)
             } catch let error as ExportError {
                 if case .unknownVariable(let name, let allowed) = error {
-                    throw UsageError("--var '\(name)' is not a variable this export has" + Suggest.phrase(name, among: allowed)
-                        + "; it has: \(allowed.joined(separator: ", "))")
+                    throw UsageError(
+                        "--var '\(name)' is not a variable this export has" + Suggest.phrase(name, among: allowed)
+                            + "; it has: \(allowed.joined(separator: ", "))")
                 }
                 throw error
             }
@@ -84,8 +95,14 @@ enum ExportCommand {
         case .pairs: abstract = "Each run's forecast beside the observation at its valid time."
         }
         // One options struct for the four exports; each offers only the options it uses.
-        return Command(name: kind.rawValue, abstract: abstract, options: Options.self, table: Options.table(kind),
-                       make: { var options = Options(); options.kind = kind; return options }) { options, context in
+        return Command(
+            name: kind.rawValue, abstract: abstract, options: Options.self, table: Options.table(kind),
+            make: {
+                var options = Options()
+                options.kind = kind
+                return options
+            }
+        ) { options, context in
             try run(kind, options, context)
         }
     }
@@ -111,7 +128,9 @@ enum ExportCommand {
             let exporter = Exporter(store: store)
             for variable in request.variables.isEmpty ? ["temperature_2m"] : try Exporter.validate(request.variables) {
                 for location in try exporter.pairSources(request, variable: variable) {
-                    context.note("Pairs of \(variable) for \(location.name) use source \(location.source) (the best stored source that pairs with these forecasts; choose one with --source)")
+                    context.note(
+                        "Pairs of \(variable) for \(location.name) use source \(location.source) (the best stored source that pairs with these forecasts; choose one with --source)"
+                    )
                 }
             }
         }
@@ -123,7 +142,9 @@ enum ExportCommand {
         do {
             let rows = try Exporter(store: store).write(request, to: csv)
             guard rows > 0 else {
-                throw CLIError("nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')")
+                throw CLIError(
+                    "nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
+                )
             }
             try output.commit()
             if let path = options.output { context.note("Wrote \(rows) rows to \(path)") }

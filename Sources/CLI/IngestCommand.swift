@@ -13,12 +13,24 @@ enum IngestCommand {
 
         static var table: [Opt<Options>] {
             // Repeated only, not comma-separated: a location's name may hold a comma ("Paris, TX").
-            [Opt(spec: OptionSpec(name: "location", valueName: "name", help: "Only this location. Can be repeated.", repeatable: true)) {
-                 $0.locations = $1
-             },
-             .int("forecast-days", "n", "Days of forecast to ask for, 1-16.", in: 1...16, default: "16", \.forecastDays),
-             .int("past-days", "n", "Past days to ask for (kept as analysis observations), 0-92.", in: 0...92, default: "1", \.pastDays),
-             .double("wait", "seconds", "How long to wait for another running ingest to finish.", in: 0...86400, default: "300", \.wait)]
+            [
+                Opt(
+                    spec: OptionSpec(
+                        name: "location", valueName: "name", help: "Only this location. Can be repeated.",
+                        repeatable: true)
+                ) {
+                    $0.locations = $1
+                },
+                .int(
+                    "forecast-days", "n", "Days of forecast to ask for, 1-16.", in: 1...16, default: "16",
+                    \.forecastDays),
+                .int(
+                    "past-days", "n", "Past days to ask for (kept as analysis observations), 0-92.", in: 0...92,
+                    default: "1", \.pastDays),
+                .double(
+                    "wait", "seconds", "How long to wait for another running ingest to finish.", in: 0...86400,
+                    default: "300", \.wait)
+            ]
                 + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
     }
@@ -50,8 +62,9 @@ enum IngestCommand {
         guard !locations.isEmpty else {
             throw CLIError("no saved locations to ingest; add one with 'wxdb locations add NAME --lat DEG --lon DEG'")
         }
-        let ingestor = Ingestor(store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context),
-                                now: { [context] in context.now() })
+        let ingestor = Ingestor(
+            store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context),
+            now: { [context] in context.now() })
         // One sleeper for every wait a command makes (retries and the minute budget), so tests inject one.
         ingestor.sleep = { [context] seconds in try? await context.sleep(TimeInterval(seconds)) }
         if context.stderrIsTerminal && !context.quiet && locations.count > 10 {

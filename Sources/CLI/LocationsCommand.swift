@@ -15,7 +15,8 @@ enum LocationsCommand {
 
     static func validateTimezone(_ timezone: String?) throws {
         if let timezone, timezone != "auto", TimeZone(identifier: timezone) == nil {
-            throw UsageError("--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
+            throw UsageError(
+                "--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
         }
     }
 
@@ -51,11 +52,15 @@ enum LocationsCommand {
             [
                 .double("lat", "degrees", "Latitude, -90 to 90.", in: -90...90, \.latitude),
                 .double("lon", "degrees", "Longitude, -180 to 180.", in: -180...180, \.longitude),
-                .double("elevation", "metres", "Elevation for downscaling (default: Open-Meteo's terrain model).", in: -500...9000, \.elevation),
+                .double(
+                    "elevation", "metres", "Elevation for downscaling (default: Open-Meteo's terrain model).",
+                    in: -500...9000, \.elevation),
                 .string("timezone", "tz", timezoneHelp, default: "auto: from the coordinates", \.timezone),
                 .list("models", "model", "Open-Meteo models to fetch.", default: "best_match", \.models),
-                .string("country", "CC", "With geocoding: take the first match in this ISO country code.", \.country),
-            ] + FormatOption.options(\.output, help: "table (a note on stderr), csv or json (the added location on stdout).")
+                .string("country", "CC", "With geocoding: take the first match in this ISO country code.", \.country)
+            ]
+                + FormatOption.options(
+                    \.output, help: "table (a note on stderr), csv or json (the added location on stdout).")
                 + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
 
@@ -85,7 +90,8 @@ enum LocationsCommand {
             location = try store.addLocation(
                 name: options.name, latitude: latitude, longitude: longitude, elevation: options.elevation,
                 timezone: options.timezone ?? "auto", models: options.models, now: context.nowUnix)
-            context.note("Added \(location.name) (\(formatNumber(latitude, places: 4)), \(formatNumber(longitude, places: 4)))")
+            context.note(
+                "Added \(location.name) (\(formatNumber(latitude, places: 4)), \(formatNumber(longitude, places: 4)))")
         } else {
             location = try await Geocode.addByName(options, context: context)
         }
@@ -119,15 +125,20 @@ enum LocationsCommand {
         var report = Report(columns: [
             .init("name", .text), .init("latitude", .number(places: 4)), .init("longitude", .number(places: 4)),
             .init("elevation", .number(places: 0)), .init("timezone", .text), .init("models", .text),
-            .init("runs", .integer), .init("fetches", .integer, only: [.csv, .json]), .init("observations", .integer, only: [.csv, .json]),
+            .init("runs", .integer), .init("fetches", .integer, only: [.csv, .json]),
+            .init("observations", .integer, only: [.csv, .json]),
             .init("last_fetch", .time, label: "last fetch (UTC)") { cell in
                 if case .time(let instant?) = cell { return CivilTime.isoUTC(instant) }
                 return "never"
-            },
+            }
         ])
         report.rows = summaries.map { s in
-            [.text(s.location.name), .number(s.location.latitude), .number(s.location.longitude), .number(s.location.elevation),
-             .text(s.location.timezone), .list(s.location.models), .int(s.runs), .int(s.fetches), .int(s.observations), .time(s.lastFetch)]
+            [
+                .text(s.location.name), .number(s.location.latitude), .number(s.location.longitude),
+                .number(s.location.elevation),
+                .text(s.location.timezone), .list(s.location.models), .int(s.runs), .int(s.fetches),
+                .int(s.observations), .time(s.lastFetch)
+            ]
         }
         report.rowsKey = nil
         return report
@@ -145,8 +156,9 @@ enum LocationsCommand {
         let locations = try only.map { [try store.requireLocation(named: $0)] } ?? store.locations()
         return try locations.map { location in
             let activity = try store.activity(locationID: location.id)
-            return Summary(location: location, runs: activity.runs, fetches: activity.fetches, observations: activity.observations,
-                           lastFetch: activity.lastFetch)
+            return Summary(
+                location: location, runs: activity.runs, fetches: activity.fetches, observations: activity.observations,
+                lastFetch: activity.lastFetch)
         }
     }
 
@@ -160,7 +172,8 @@ enum LocationsCommand {
     }
 
     static var show: Command {
-        Command(name: "show", abstract: "Show one location and what is stored for it.", options: ShowOptions.self) { options, context in
+        Command(name: "show", abstract: "Show one location and what is stored for it.", options: ShowOptions.self) {
+            options, context in
             let store = try options.database.open(context, access: .read)
             let location = try LocationOption.resolve(options.location.name, in: store)
             guard let s = try summaries(store, only: location.name).first else { return }
@@ -192,12 +205,17 @@ enum LocationsCommand {
         var models: [String] = []
         static var arguments: [ArgumentSpec] { NameArgument.arguments }
         static var table: [Opt<SetOptions>] {
-            [.string("timezone", "tz", timezoneHelp, \.timezone), .list("models", "model", "Open-Meteo models to fetch.", \.models)]
+            [
+                .string("timezone", "tz", timezoneHelp, \.timezone),
+                .list("models", "model", "Open-Meteo models to fetch.", \.models)
+            ]
                 + DatabaseOption.options(\.database)
         }
         mutating func take(_ positionals: [String]) throws { location.name = positionals[0] }
         func validate() throws {
-            if timezone == "auto" { throw UsageError("--timezone 'auto' cannot be set; give a tz database name such as Europe/Berlin") }
+            if timezone == "auto" {
+                throw UsageError("--timezone 'auto' cannot be set; give a tz database name such as Europe/Berlin")
+            }
             try validateTimezone(timezone)
             try validateModels(models)
             guard timezone != nil || !models.isEmpty else { throw UsageError("give --timezone or --models to change") }
@@ -213,8 +231,10 @@ enum LocationsCommand {
         ) { options, context in
             let store = try options.database.open(context)
             let name = try LocationOption.resolve(options.location.name, in: store).name
-            let location = try store.updateLocation(named: name, timezone: options.timezone, models: options.models.isEmpty ? nil : options.models)
-            context.note("\(location.name): time zone \(location.timezone), models \(location.models.joined(separator: ","))")
+            let location = try store.updateLocation(
+                named: name, timezone: options.timezone, models: options.models.isEmpty ? nil : options.models)
+            context.note(
+                "\(location.name): time zone \(location.timezone), models \(location.models.joined(separator: ","))")
         }
     }
 
@@ -224,7 +244,8 @@ enum LocationsCommand {
         var purge = false
         static var arguments: [ArgumentSpec] { NameArgument.arguments }
         static var table: [Opt<RemoveOptions>] {
-            [.flag("purge", "Also delete its stored forecasts and observations.", \.purge)] + DatabaseOption.options(\.database)
+            [.flag("purge", "Also delete its stored forecasts and observations.", \.purge)]
+                + DatabaseOption.options(\.database)
         }
         mutating func take(_ positionals: [String]) throws { location.name = positionals[0] }
     }

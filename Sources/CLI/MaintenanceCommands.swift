@@ -11,9 +11,14 @@ enum PruneCommand {
         var vacuum = false
 
         static var table: [Opt<Options>] {
-            [.int("keep-days", "n", "Keep the full rows of runs issued in the last N days.", in: 0...36500, required: true, \.keepDays),
-             .flag("dry-run", "Print what would be removed and change nothing.", \.dryRun),
-             .flag("vacuum", "Give the freed space back to the file system afterwards (rewrites the file).", \.vacuum)]
+            [
+                .int(
+                    "keep-days", "n", "Keep the full rows of runs issued in the last N days.", in: 0...36500,
+                    required: true, \.keepDays),
+                .flag("dry-run", "Print what would be removed and change nothing.", \.dryRun),
+                .flag(
+                    "vacuum", "Give the freed space back to the file system afterwards (rewrites the file).", \.vacuum)
+            ]
                 + DatabaseOption.options(\.database)
         }
     }
@@ -37,7 +42,9 @@ enum PruneCommand {
         let store = try options.database.open(context)
         if options.dryRun {
             let plan = try Pruner.plan(store, keepDays: keep, now: context.nowUnix)
-            context.out("Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n")
+            context.out(
+                "Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n"
+            )
             return
         }
         let before = fileSize(store.path)
@@ -48,15 +55,19 @@ enum PruneCommand {
         do {
             result = try Pruner.prune(store, keepDays: keep, now: context.nowUnix)
         } catch let failure as Pruner.Failure {
-            throw CLIError("prune stopped partway. \(summary(failure.done)) before it failed; those runs stay pruned with their sums kept. The rest failed: \(reason(failure.underlying)); run it again to finish")
+            throw CLIError(
+                "prune stopped partway. \(summary(failure.done)) before it failed; those runs stay pruned with their sums kept. The rest failed: \(reason(failure.underlying)); run it again to finish"
+            )
         }
         var line = summary(result)
         guard options.vacuum else {
             context.note(line)
             return
         }
-        if let refusal = vacuumRefusal(databaseBytes: before, walBytes: fileSize(store.path + "-wal"),
-                                       freeBytes: store.freeBytesBeside(), keepDays: keep) {
+        if let refusal = vacuumRefusal(
+            databaseBytes: before, walBytes: fileSize(store.path + "-wal"),
+            freeBytes: store.freeBytesBeside(), keepDays: keep)
+        {
             throw CLIError("\(line). \(refusal)")
         }
         let vacuumed: VacuumResult
@@ -67,7 +78,8 @@ enum PruneCommand {
         }
         line += "; file \(bytes(before)) -> \(bytes(fileSize(store.path)))"
         if vacuumed.walKept {
-            line += "; another reader kept the -wal file (\(bytes(vacuumed.walBytes))) from being folded back, so the file shrinks at the next checkpoint after that reader finishes (the next wxdb write does it)"
+            line +=
+                "; another reader kept the -wal file (\(bytes(vacuumed.walBytes))) from being folded back, so the file shrinks at the next checkpoint after that reader finishes (the next wxdb write does it)"
         }
         context.note(line)
     }
@@ -78,7 +90,8 @@ enum PruneCommand {
     static func vacuumRefusal(databaseBytes: Int64, walBytes: Int64, freeBytes: Int64?, keepDays: Int) -> String? {
         let needed = databaseBytes + walBytes
         guard let freeBytes, freeBytes < needed else { return nil }
-        return "Did not VACUUM: it needs about \(bytes(needed)) free beside the database and \(bytes(freeBytes)) is free; the freed pages are reused by new data anyway. Free some space and run 'wxdb prune --keep-days \(keepDays) --vacuum' again"
+        return
+            "Did not VACUUM: it needs about \(bytes(needed)) free beside the database and \(bytes(freeBytes)) is free; the freed pages are reused by new data anyway. Free some space and run 'wxdb prune --keep-days \(keepDays) --vacuum' again"
     }
 
     /// Why a step failed, without the general "nothing was stored" of a failed command: what
@@ -107,8 +120,13 @@ enum StatsCommand {
         var output = FormatOption()
 
         static var table: [Opt<Options>] {
-            [.int("days", "n", "Look for gaps (hours without a successful fetch) in the last N days.", in: 1...3650, default: "7", \.days)]
-                + FormatOption.options(\.output, help: "table, csv (one row per location) or json.") + DatabaseOption.options(\.database)
+            [
+                .int(
+                    "days", "n", "Look for gaps (hours without a successful fetch) in the last N days.", in: 1...3650,
+                    default: "7", \.days)
+            ]
+                + FormatOption.options(\.output, help: "table, csv (one row per location) or json.")
+                + DatabaseOption.options(\.database)
         }
     }
 
@@ -128,7 +146,8 @@ enum StatsCommand {
         let size = fileSize(store.path) + fileSize(store.path + "-wal")
 
         struct PerLocation {
-            var name: String, runs: Int64, fetches: Int64, repeated: Int64, failed: Int64, gapHours: Int, lastFetch: Int64?
+            var name: String, runs: Int64, fetches: Int64, repeated: Int64, failed: Int64, gapHours: Int,
+                lastFetch: Int64?
         }
         var perLocation: [PerLocation] = []
         for location in try store.locations() {
@@ -139,9 +158,11 @@ enum StatsCommand {
             let have = Set(fetchHours)
             let gaps = start <= end ? (start...end).filter { !have.contains($0) }.count : 0
             let activity = try store.activity(locationID: location.id)
-            perLocation.append(PerLocation(
-                name: location.name, runs: Int64(activity.runs), fetches: Int64(activity.fetches),
-                repeated: Int64(activity.repeated), failed: Int64(activity.failed), gapHours: gaps, lastFetch: activity.lastFetch))
+            perLocation.append(
+                PerLocation(
+                    name: location.name, runs: Int64(activity.runs), fetches: Int64(activity.fetches),
+                    repeated: Int64(activity.repeated), failed: Int64(activity.failed), gapHours: gaps,
+                    lastFetch: activity.lastFetch))
         }
 
         var report = Report(columns: [
@@ -151,10 +172,13 @@ enum StatsCommand {
             .init("last_fetch", .time, label: "last fetch (UTC)") { cell in
                 if case .time(let instant?) = cell { return CivilTime.isoUTC(instant) }
                 return "never"
-            },
+            }
         ])
         report.rows = perLocation.map { l in
-            [.text(l.name), .integer(l.runs), .integer(l.fetches), .integer(l.repeated), .integer(l.failed), .int(l.gapHours), .time(l.lastFetch)]
+            [
+                .text(l.name), .integer(l.runs), .integer(l.fetches), .integer(l.repeated), .integer(l.failed),
+                .int(l.gapHours), .time(l.lastFetch)
+            ]
         }
         switch options.output.format {
         case .json:
@@ -163,7 +187,7 @@ enum StatsCommand {
                 ("schema_version", .string(try store.schemaVersion())),
                 ("tables", .object(counts.map { ($0.0, .number(Double($0.1))) })),
                 ("gap_window_days", .number(Double(days))),
-                ("locations", .array(report.rows.map(report.jsonRow))),
+                ("locations", .array(report.rows.map(report.jsonRow)))
             ])
             context.out(json.serialized() + "\n")
         case .csv:
@@ -199,7 +223,9 @@ enum DoctorCommand {
         let path = args.database.path(context)
         try Store.checkPath(path)
         guard FileManager.default.fileExists(atPath: path) else {
-            throw CLIError("no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'")
+            throw CLIError(
+                "no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'"
+            )
         }
         // Look before opening: a file that is not SQLite is reported, never touched.
         var header = [UInt8](repeating: 0, count: 20)
@@ -208,7 +234,9 @@ enum DoctorCommand {
             let count = read(handle, &header, 20)
             close(handle)
             if count > 0 && (count < 16 || Array(header.prefix(16)) != Array("SQLite format 3\u{0}".utf8)) {
-                throw CLIError("\(path) is not a SQLite database (its first bytes are not the SQLite header). wxdb did not change it. If it should be your wxdb database, restore it from a backup; otherwise pass the right --db")
+                throw CLIError(
+                    "\(path) is not a SQLite database (its first bytes are not the SQLite header). wxdb did not change it. If it should be your wxdb database, restore it from a backup; otherwise pass the right --db"
+                )
             }
         }
         // Read-only, so checking never changes the file; and a file the user may only read is
@@ -218,7 +246,9 @@ enum DoctorCommand {
             db = try DatabaseInspection(path: path)
         } catch let error as Store.OpenError {
             if case .notADatabase = error {
-                throw CLIError("\(path) is damaged or not a SQLite database: SQLite cannot read its schema. wxdb did not change it. Keep a copy of the file before anything else; restore from a backup")
+                throw CLIError(
+                    "\(path) is damaged or not a SQLite database: SQLite cannot read its schema. wxdb did not change it. Keep a copy of the file before anything else; restore from a backup"
+                )
             }
             throw CLIError("\(error). wxdb did not change it")
         }
@@ -260,7 +290,8 @@ enum DoctorCommand {
                 return "\(error)"
             }
             let pending = try db.pendingMigrations()
-            return "\(applied.last!)" + (pending.isEmpty ? " (current)" : " (\(pending.count) migration(s) to apply on next write)")
+            return "\(applied.last!)"
+                + (pending.isEmpty ? " (current)" : " (\(pending.count) migration(s) to apply on next write)")
         }
         // From the header (bytes 18-19 are 2 in WAL mode): a read-only or immutable connection reports
         // its own journal mode, not the file's.
@@ -278,7 +309,9 @@ enum DoctorCommand {
             }
         }
         if !problems.isEmpty {
-            throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'")
+            throw CLIError(
+                "the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'"
+            )
         }
     }
 }

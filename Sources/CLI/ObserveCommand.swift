@@ -5,8 +5,9 @@ import WxStore
 
 enum ObserveCommand {
     static var command: Command {
-        Command(name: "observe", abstract: "Store observed weather to judge forecasts against.",
-                subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
+        Command(
+            name: "observe", abstract: "Store observed weather to judge forecasts against.",
+            subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
     }
 
     struct ImportOptions: CommandOptions {
@@ -22,8 +23,11 @@ enum ObserveCommand {
         static var table: [Opt<ImportOptions>] {
             LocationOption.options(\.location, help: "The saved location the observations are for.")
                 + ObservationSourceOption.options(\.source, default: "csv")
-                + [.string("timezone", "tz", "Read times without an offset in this zone (e.g. Europe/Berlin).", \.timezone),
-                   .flag("skip-bad-rows", "Store the good rows and report the bad ones.", \.skipBadRows)]
+                + [
+                    .string(
+                        "timezone", "tz", "Read times without an offset in this zone (e.g. Europe/Berlin).", \.timezone),
+                    .flag("skip-bad-rows", "Store the good rows and report the bad ones.", \.skipBadRows)
+                ]
                 + DatabaseOption.options(\.database)
         }
 
@@ -32,7 +36,8 @@ enum ObserveCommand {
         func validate() throws {
             try source.validate()
             if let timezone, TimeZone(identifier: timezone) == nil {
-                throw UsageError("--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
+                throw UsageError(
+                    "--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
             }
         }
     }
@@ -67,14 +72,19 @@ enum ObserveCommand {
         } catch let problem as StationCSV.Problem {
             throw CLIError("\(path) \(problem.description). Nothing was imported; fix the row or use --skip-bad-rows")
         }
-        let stored = try store.importObservations(csv, locationID: location.id, source: source, recordedAt: context.nowUnix)
+        let stored = try store.importObservations(
+            csv, locationID: location.id, source: source, recordedAt: context.nowUnix)
         for problem in csv.skipped.prefix(20) { context.err("Skipped \(path) \(problem.description)") }
         if csv.skipped.count > 20 { context.err("Skipped \(csv.skipped.count - 20) more bad rows") }
         let offHour = csv.rows.filter { $0.time % 3600 != 0 }.count
         if offHour > 0 {
-            context.note("Note: \(offHour) rows are not on the hour; forecasts pair only with observations at exactly their valid hour")
+            context.note(
+                "Note: \(offHour) rows are not on the hour; forecasts pair only with observations at exactly their valid hour"
+            )
         }
-        context.note("Imported \(stored) observations for \(location.name) (source \(source))" + (csv.skipped.isEmpty ? "" : ", skipped \(csv.skipped.count) bad rows"))
+        context.note(
+            "Imported \(stored) observations for \(location.name) (source \(source))"
+                + (csv.skipped.isEmpty ? "" : ", skipped \(csv.skipped.count) bad rows"))
     }
 
     struct BackfillOptions: CommandOptions {
@@ -86,13 +96,18 @@ enum ObserveCommand {
 
         static var table: [Opt<BackfillOptions>] {
             LocationOption.options(\.location)
-                + [.string("from", "date", "First date of observations, YYYY-MM-DD (the location's local date).", required: true, \.from),
-                   .string("to", "date", "Last date of observations, YYYY-MM-DD, inclusive.", required: true, \.to)]
+                + [
+                    .string(
+                        "from", "date", "First date of observations, YYYY-MM-DD (the location's local date).",
+                        required: true, \.from),
+                    .string("to", "date", "Last date of observations, YYYY-MM-DD, inclusive.", required: true, \.to)
+                ]
                 + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
 
         func validate() throws {
-            for (option, value) in [("from", from ?? ""), ("to", to ?? "")] where CivilTime.parseLabel(value) == nil || value.utf8.count != 10 {
+            for (option, value) in [("from", from ?? ""), ("to", to ?? "")]
+            where CivilTime.parseLabel(value) == nil || value.utf8.count != 10 {
                 throw UsageError("--\(option) '\(value)' is not a date like 2026-01-31")
             }
             if let from, let to, from > to {
@@ -115,12 +130,17 @@ enum ObserveCommand {
     static func runBackfill(_ args: BackfillOptions, _ context: Context) async throws {
         let store = try args.database.open(context)
         let location = try args.location.resolve(store)
-        let backfill = Backfill(store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context))
-        let result = try await backfill.run(location: location, fromDate: args.from!, toDate: args.to!, now: context.nowUnix)
-        context.note("Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))")
+        let backfill = Backfill(
+            store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context))
+        let result = try await backfill.run(
+            location: location, fromDate: args.from!, toDate: args.to!, now: context.nowUnix)
+        context.note(
+            "Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))")
         if result.stoppedEarly {
-            let last = result.stoppedAt.map { "at \(CivilTime.isoUTC($0)), the last complete hour" } ?? "before any hour"
-            context.note("Note: --to \(args.to!) reaches past now; stopped \(last) (later hours have not been observed yet)")
+            let last =
+                result.stoppedAt.map { "at \(CivilTime.isoUTC($0)), the last complete hour" } ?? "before any hour"
+            context.note(
+                "Note: --to \(args.to!) reaches past now; stopped \(last) (later hours have not been observed yet)")
         }
     }
 }
@@ -137,7 +157,11 @@ struct ObservationSourceOption {
     var name: String { given ?? fallback }
 
     static func options<R>(_ key: WritableKeyPath<R, ObservationSourceOption>, default fallback: String) -> [Opt<R>] {
-        [Opt<ObservationSourceOption>.string("source", "name", "A name for this source of observations.", default: fallback, \.given).lifted(key)]
+        [
+            Opt<ObservationSourceOption>.string(
+                "source", "name", "A name for this source of observations.", default: fallback, \.given
+            ).lifted(key)
+        ]
     }
 
     func validate() throws {

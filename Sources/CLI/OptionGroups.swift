@@ -19,7 +19,8 @@ struct DatabaseOption {
     var path: String?
 
     static func options<R>(_ key: WritableKeyPath<R, DatabaseOption>) -> [Opt<R>] {
-        var db = Opt<DatabaseOption>.string("db", "path", "The SQLite database (env WXDB_DB).", default: "$XDG_DATA_HOME/wxdb/wxdb.sqlite", \.path)
+        var db = Opt<DatabaseOption>.string(
+            "db", "path", "The SQLite database (env WXDB_DB).", default: "$XDG_DATA_HOME/wxdb/wxdb.sqlite", \.path)
         db.spec.repeatable = true  // the last one wins, so a wrapper's --db can be overridden
         return [db.lifted(key)]
     }
@@ -41,12 +42,17 @@ struct DatabaseOption {
             let folder = (path as NSString).deletingLastPathComponent
             let chosen = self.path != nil || !(context.environment["WXDB_DB"] ?? "").isEmpty
             var isFolder: ObjCBool = false
-            if chosen, !folder.isEmpty, !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue {
-                throw CLIError("the folder \(folder) does not exist, so the database \(path) cannot be created there; create the folder first (mkdir -p '\(folder)') or pass another --db")
+            if chosen, !folder.isEmpty,
+                !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue
+            {
+                throw CLIError(
+                    "the folder \(folder) does not exist, so the database \(path) cannot be created there; create the folder first (mkdir -p '\(folder)') or pass another --db"
+                )
             }
         }
-        let store = try Store.open(path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds,
-                                   access: access)
+        let store = try Store.open(
+            path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds,
+            access: access)
         if let reason = store.readOnlyReason {
             context.note("Note: \(store.path) is read-only for you (\(reason)); reading it without changing anything")
         }
@@ -57,10 +63,11 @@ struct DatabaseOption {
     /// here, so none can overwrite the database or follow a planted link.
     func outputFile(_ output: String?, _ context: Context) throws -> OutputFile {
         let db = path(context)
-        let real = realpath(db, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? db
+        let real =
+            realpath(db, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? db
         let protected = [db, db + "-wal", db + "-shm", db + "-journal", db + ".ingest-lock", real + ".ingest-lock"]
         return try OutputFile(path: output, stdout: context.stdoutFD, protected: protected)
     }
@@ -73,12 +80,17 @@ struct NetworkOptions {
     var attempts: Int?
 
     static func options<R>(_ key: WritableKeyPath<R, NetworkOptions>) -> [Opt<R>] {
-        var apiKey = Opt<NetworkOptions>.string("api-key", "key", "Open-Meteo commercial API key (env WXDB_API_KEY); never printed or stored.", \.apiKey)
+        var apiKey = Opt<NetworkOptions>.string(
+            "api-key", "key", "Open-Meteo commercial API key (env WXDB_API_KEY); never printed or stored.", \.apiKey)
         apiKey.spec.repeatable = true  // the last one wins
         return [
             apiKey,
-            .double("timeout", "seconds", "Time allowed for each HTTP request (env WXDB_TIMEOUT).", in: 0.1...600, default: "30", \.timeout),
-            .int("attempts", "n", "Attempts per request on transport errors, 429 and 5xx.", in: 1...10, default: "4", \.attempts),
+            .double(
+                "timeout", "seconds", "Time allowed for each HTTP request (env WXDB_TIMEOUT).", in: 0.1...600,
+                default: "30", \.timeout),
+            .int(
+                "attempts", "n", "Attempts per request on transport errors, 429 and 5xx.", in: 1...10, default: "4",
+                \.attempts)
         ].map { $0.lifted(key) }
     }
 
@@ -95,8 +107,9 @@ struct NetworkOptions {
         if let attempts { retry.attempts = attempts }
         if let base = context.environment["WXDB_RETRY_BASE_DELAY"].flatMap(Double.init) { retry.baseDelay = base }
         retry.maxTotal = max(retry.maxTotal, timeout * Double(retry.attempts) + 30)
-        return HTTPClient(timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)",
-                          sleep: context.sleep, now: context.now)
+        return HTTPClient(
+            timeout: timeout, retry: retry, userAgent: "wxdb/\(WXDB.version)",
+            sleep: context.sleep, now: context.now)
     }
 }
 
@@ -104,8 +117,10 @@ struct NetworkOptions {
 struct LocationOption {
     var name: String?
 
-    static func options<R>(_ key: WritableKeyPath<R, LocationOption>, required: Bool = true,
-                           help: String = "The saved location.") -> [Opt<R>] {
+    static func options<R>(
+        _ key: WritableKeyPath<R, LocationOption>, required: Bool = true,
+        help: String = "The saved location."
+    ) -> [Opt<R>] {
         [Opt<LocationOption>.string("location", "name", help, required: required, \.name).lifted(key)]
     }
 
@@ -131,8 +146,12 @@ struct TimeRangeOptions {
 
     static func options<R>(_ key: WritableKeyPath<R, TimeRangeOptions>, on what: String) -> [Opt<R>] {
         [
-            Opt<TimeRangeOptions>.string("from", "time", "Only \(what) at or after this time (ISO 8601; a bare date is the location's local midnight).", \.from),
-            .string("to", "time", "Only \(what) up to this time, inclusive (a bare date includes that whole local day).", \.to),
+            Opt<TimeRangeOptions>.string(
+                "from", "time",
+                "Only \(what) at or after this time (ISO 8601; a bare date is the location's local midnight).", \.from),
+            .string(
+                "to", "time", "Only \(what) up to this time, inclusive (a bare date includes that whole local day).",
+                \.to)
         ].map { $0.lifted(key) }
     }
 
@@ -169,16 +188,24 @@ struct VariableOption {
     var name: String?
 
     static func options<R>(_ key: WritableKeyPath<R, VariableOption>, required: Bool = false) -> [Opt<R>] {
-        [Opt<VariableOption>.string("var", "variable", "Hourly variable, as Open-Meteo names it.", required: required,
-                                    default: required ? nil : "temperature_2m", completions: Variables.hourlyNames, \.name).lifted(key)]
+        [
+            Opt<VariableOption>.string(
+                "var", "variable", "Hourly variable, as Open-Meteo names it.", required: required,
+                default: required ? nil : "temperature_2m", completions: Variables.hourlyNames, \.name
+            ).lifted(key)
+        ]
     }
 
     var variable: Variable { Variables.hourlyVariable(named: name ?? "temperature_2m")! }
 
     func validate() throws {
         guard let name else { return }
-        if name.contains(","), name.split(separator: ",").allSatisfy({ Variables.hourlyVariable(named: String($0)) != nil }) {
-            throw UsageError("--var takes one variable here; run the command once per variable (\(name.split(separator: ",").joined(separator: ", ")))")
+        if name.contains(","),
+            name.split(separator: ",").allSatisfy({ Variables.hourlyVariable(named: String($0)) != nil })
+        {
+            throw UsageError(
+                "--var takes one variable here; run the command once per variable (\(name.split(separator: ",").joined(separator: ", ")))"
+            )
         }
         _ = try Self.hourly(name)
     }
@@ -186,8 +213,9 @@ struct VariableOption {
     /// The hourly variable called `name`, or a usage error that suggests the closest one.
     static func hourly(_ name: String) throws -> Variable {
         if let variable = Variables.hourlyVariable(named: name) { return variable }
-        throw UsageError("--var '\(name)' is not an hourly variable wxdb keeps" + Suggest.phrase(name, among: Variables.hourlyNames)
-            + "; the hourly variables are: \(Variables.hourlyNames.joined(separator: ", "))")
+        throw UsageError(
+            "--var '\(name)' is not an hourly variable wxdb keeps" + Suggest.phrase(name, among: Variables.hourlyNames)
+                + "; the hourly variables are: \(Variables.hourlyNames.joined(separator: ", "))")
     }
 }
 
@@ -197,11 +225,17 @@ struct FormatOption {
 
     init() { format = .table }
 
-    static func options<R>(_ key: WritableKeyPath<R, FormatOption>, _ allowed: [OutputFormat] = [.table, .csv, .json],
-                           help: String? = nil) -> [Opt<R>] {
+    static func options<R>(
+        _ key: WritableKeyPath<R, FormatOption>, _ allowed: [OutputFormat] = [.table, .csv, .json],
+        help: String? = nil
+    ) -> [Opt<R>] {
         let names = allowed.map(\.rawValue)
         let list = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last!
-        return [Opt<FormatOption>.choice("format", "format", help ?? "\(list).", allowed: allowed, default: allowed[0], \.format).lifted(key)]
+        return [
+            Opt<FormatOption>.choice(
+                "format", "format", help ?? "\(list).", allowed: allowed, default: allowed[0], \.format
+            ).lifted(key)
+        ]
     }
 }
 
@@ -210,15 +244,22 @@ struct UnitsOption {
     var units: UnitSystem = .metric
 
     static func options<R>(_ key: WritableKeyPath<R, UnitsOption>) -> [Opt<R>] {
-        [Opt<UnitsOption>.choice("units", "system", "metric or imperial (°F, mph, inch), applied when printing.", default: .metric, \.units)
-            .lifted(key)]
+        [
+            Opt<UnitsOption>.choice(
+                "units", "system", "metric or imperial (°F, mph, inch), applied when printing.", default: .metric,
+                \.units
+            )
+            .lifted(key)
+        ]
     }
 }
 
 /// Turns command-line times into UTC instants.
 enum TimeInput {
     static func notATime(_ text: String, option: String) -> UsageError {
-        UsageError("--\(option) '\(text)' is not a time; use ISO 8601 like 2026-11-30, 2026-11-30T12:00Z or 2026-11-30T13:00+01:00")
+        UsageError(
+            "--\(option) '\(text)' is not a time; use ISO 8601 like 2026-11-30, 2026-11-30T12:00Z or 2026-11-30T13:00+01:00"
+        )
     }
 
     /// ISO 8601 with `Z` or an offset is absolute; a bare date or a time without offset is read in
@@ -229,14 +270,18 @@ enum TimeInput {
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
         guard TimeZone(identifier: timezone) != nil else {
             // `auto` until the first fetch tells wxdb the zone: guessing would shift times by hours.
-            throw CLIError("--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone.clippedForMessage())); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)")
+            throw CLIError(
+                "--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone.clippedForMessage())); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)"
+            )
         }
         return localToUTC(parsed.wallSeconds, timezone: timezone)
     }
 
     /// `--from` (inclusive) and `--to` (inclusive; a bare date includes its whole local day) as a
     /// half-open `[from, to)` span of instants, the same for every command.
-    static func range(from fromText: String?, to toText: String?, timezone: String, now: Int64) throws -> (from: Int64?, to: Int64?) {
+    static func range(from fromText: String?, to toText: String?, timezone: String, now: Int64) throws -> (
+        from: Int64?, to: Int64?
+    ) {
         var from: Int64?
         var to: Int64?
         if let text = fromText {

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where a command's output goes: stdout, or a file the command replaces only when it completes.
@@ -35,7 +36,9 @@ final class OutputFile {
         let folder = url.deletingLastPathComponent().path
         let name = url.lastPathComponent
         if name.utf8.count > 255 {
-            throw CLIError("cannot write \(path): its file name is \(name.utf8.count) bytes long, and file names can be at most 255; choose a shorter name")
+            throw CLIError(
+                "cannot write \(path): its file name is \(name.utf8.count) bytes long, and file names can be at most 255; choose a shorter name"
+            )
         }
         // The old output's permissions carry over (a 0600 file stays 0600); a new file gets the
         // usual 0666 less the umask.
@@ -88,7 +91,9 @@ final class OutputFile {
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
-            throw CLIError("cannot write \(path); nothing was written there: \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent))")
+            throw CLIError(
+                "cannot write \(path); nothing was written there: \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent))"
+            )
         }
     }
 
@@ -128,11 +133,14 @@ final class OutputFile {
         let resolvedName = resolvedPath(path)
         for file in protected {
             var other = stat()
-            let same = stat(file, &other) == 0 && (
-                (exists && other.st_dev == target.st_dev && other.st_ino == target.st_ino)
+            let same =
+                stat(file, &other) == 0
+                && ((exists && other.st_dev == target.st_dev && other.st_ino == target.st_ino)
                     || (linkExists && other.st_dev == link.st_dev && other.st_ino == link.st_ino))
             if same || resolvedName == resolvedPath(file) {
-                throw CLIError("cannot write \(path): it is the database's own file \(file); writing there would destroy the database. Choose another --output")
+                throw CLIError(
+                    "cannot write \(path): it is the database's own file \(file); writing there would destroy the database. Choose another --output"
+                )
             }
         }
     }
@@ -187,17 +195,17 @@ enum PartialFiles {
         for signalNumber in [SIGINT, SIGTERM] {
             var action = sigaction()
             #if canImport(Glibc)
-            action.__sigaction_handler.sa_handler = { signalNumber in
-                PartialFiles.removeAll()
-                signal(signalNumber, SIG_DFL)
-                raise(signalNumber)
-            }
+                action.__sigaction_handler.sa_handler = { signalNumber in
+                    PartialFiles.removeAll()
+                    signal(signalNumber, SIG_DFL)
+                    raise(signalNumber)
+                }
             #else
-            action.__sigaction_u.__sa_handler = { signalNumber in
-                PartialFiles.removeAll()
-                signal(signalNumber, SIG_DFL)
-                raise(signalNumber)
-            }
+                action.__sigaction_u.__sa_handler = { signalNumber in
+                    PartialFiles.removeAll()
+                    signal(signalNumber, SIG_DFL)
+                    raise(signalNumber)
+                }
             #endif
             sigemptyset(&action.sa_mask)
             action.sa_flags = 0

@@ -10,23 +10,32 @@ enum QueryCommand {
         Command(
             name: "query",
             abstract: "Ask what was forecast, what happened, and how good the forecasts were.",
-            subcommands: [QueryRuns.command, QueryForecast.command, QueryVerify.command, QueryTrend.command,
-                          QueryCompare.command, QueryConsistency.command]
+            subcommands: [
+                QueryRuns.command, QueryForecast.command, QueryVerify.command, QueryTrend.command,
+                QueryCompare.command, QueryConsistency.command
+            ]
         )
     }
 
     static func sourceOption<R>(_ path: WritableKeyPath<R, String?>) -> Opt<R> {
-        .string("source", "name", "Observation source.",
-                default: "the first of imported sources, era5, analysis, current that has observations at the forecast hours asked for", path)
+        .string(
+            "source", "name", "Observation source.",
+            default:
+                "the first of imported sources, era5, analysis, current that has observations at the forecast hours asked for",
+            path)
     }
 
     /// Says so when the default source is not the best-ranked one, because better-ranked ones had
     /// no observation at any forecast hour asked for.
-    static func noteSkippedSources(_ store: Store, _ location: Location, chosen: String, requested: String?, _ context: Context) throws {
+    static func noteSkippedSources(
+        _ store: Store, _ location: Location, chosen: String, requested: String?, _ context: Context
+    ) throws {
         guard requested == nil else { return }
         let ranked = try ObservationSources.ranked(store, locationID: location.id)
         guard let position = ranked.firstIndex(of: chosen), position > 0 else { return }
-        context.note("Using source \(chosen): \(ranked[..<position].joined(separator: ", ")) has no observation at these forecasts' hours; choose one with --source")
+        context.note(
+            "Using source \(chosen): \(ranked[..<position].joined(separator: ", ")) has no observation at these forecasts' hours; choose one with --source"
+        )
     }
 
     static func modelOption<R>(_ path: WritableKeyPath<R, String?>) -> Opt<R> {
@@ -37,7 +46,9 @@ enum QueryCommand {
         TimeZone(identifier: location.timezone) == nil ? "UTC" : location.timezone
     }
 
-    static func local(_ instant: Int64, _ location: Location) -> String { TimeInput.local(instant, timezone: location.timezone) }
+    static func local(_ instant: Int64, _ location: Location) -> String {
+        TimeInput.local(instant, timezone: location.timezone)
+    }
 
     static func span(_ seconds: Int64) -> String {
         let hours = Int((Double(seconds) / 3600).rounded()) + 1
@@ -55,9 +66,11 @@ enum QueryCommand {
 
     /// When scoring finds no pairs because no forecast hour has passed yet, says when the first one
     /// will, instead of suggesting observations for hours that are still in the future.
-    static func explainNoPairs(_ error: Error, store: Store, location: Location, model: String?, now: Int64) throws -> Never {
+    static func explainNoPairs(_ error: Error, store: Store, location: Location, model: String?, now: Int64) throws
+        -> Never
+    {
         guard let queryError = error as? QueryError, case .noPairs = queryError,
-              let runs = try? RunsQuery.runs(store, location: location, issued: TimeRange(), model: model), !runs.isEmpty
+            let runs = try? RunsQuery.runs(store, location: location, issued: TimeRange(), model: model), !runs.isEmpty
         else { throw error }
         // A run's first forecast hour: its first hour at or after its issue time.
         let firstForecastHour = runs.compactMap { run -> Int64? in
@@ -67,7 +80,9 @@ enum QueryCommand {
         guard let first = firstForecastHour, first > now else { throw error }
         let wait = first - now
         let waitText = wait < 5400 ? "\(max(1, wait / 60)) minutes" : "\(Int((Double(wait) / 3600).rounded())) hours"
-        throw CLIError("no forecast hour of \(location.name) has passed yet, so there is nothing to score: the first, \(CivilTime.isoUTC(first)), passes in \(waitText), and the first ingest after it stores what was observed. To score history now, import forecasts saved earlier with 'wxdb import FILE --location \(location.name) --fetched-at TIME'")
+        throw CLIError(
+            "no forecast hour of \(location.name) has passed yet, so there is nothing to score: the first, \(CivilTime.isoUTC(first)), passes in \(waitText), and the first ingest after it stores what was observed. To score history now, import forecasts saved earlier with 'wxdb import FILE --location \(location.name) --fetched-at TIME'"
+        )
     }
 }
 
@@ -89,13 +104,14 @@ enum Sparkline {
         let all = reduced.flatMap { $0 }.filter(\.isFinite)
         guard let low = all.min(), let high = all.max() else { return series.map { _ in "" } }
         return reduced.map { values in
-            String(values.map { value -> Character in
-                guard value.isFinite else { return " " }
-                guard high > low else { return blocks[3] }
-                let position = (value - low) / (high - low) * Double(blocks.count - 1)
-                guard position.isFinite else { return blocks[3] }  // a span too wide for a double
-                return blocks[min(blocks.count - 1, max(0, Int(position.rounded())))]
-            })
+            String(
+                values.map { value -> Character in
+                    guard value.isFinite else { return " " }
+                    guard high > low else { return blocks[3] }
+                    let position = (value - low) / (high - low) * Double(blocks.count - 1)
+                    guard position.isFinite else { return blocks[3] }  // a span too wide for a double
+                    return blocks[min(blocks.count - 1, max(0, Int(position.rounded())))]
+                })
         }
     }
 }

@@ -17,9 +17,15 @@ enum QueryCompare {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable)
-                + [.list("models", "model", "The two models to compare.", default: "the location's first two models with runs", \.models),
-                   .choice("by", "grouping", "lead (buckets 0-6, 6-12, 12-24 h, then days) or day (lead days).", default: .lead, \.grouping),
-                   QueryCommand.sourceOption(\.source)]
+                + [
+                    .list(
+                        "models", "model", "The two models to compare.",
+                        default: "the location's first two models with runs", \.models),
+                    .choice(
+                        "by", "grouping", "lead (buckets 0-6, 6-12, 12-24 h, then days) or day (lead days).",
+                        default: .lead, \.grouping),
+                    QueryCommand.sourceOption(\.source)
+                ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
         }
@@ -28,7 +34,8 @@ enum QueryCompare {
             try variable.validate()
             try range.validate()
             if !models.isEmpty && (models.count != 2 || models[0] == models[1]) {
-                throw UsageError("--models takes exactly two different models, like --models icon_seamless,gfs_seamless")
+                throw UsageError(
+                    "--models takes exactly two different models, like --models icon_seamless,gfs_seamless")
             }
         }
     }
@@ -53,7 +60,8 @@ enum QueryCompare {
         let store = try options.database.open(context)
         let location = try options.location.resolve(store)
         let query = CompareOptions(
-            variable: options.variable.variable, models: options.models.isEmpty ? nil : options.models, grouping: options.grouping,
+            variable: options.variable.variable, models: options.models.isEmpty ? nil : options.models,
+            grouping: options.grouping,
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix), source: options.source,
             units: options.units.units)
         let result: CompareResult
@@ -70,7 +78,8 @@ enum QueryCompare {
         let (a, b) = (result.models[0], result.models[1])
         let unit = result.unit
         var report = Report(columns: [
-            .init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]), .init("source", .text, only: [.csv]),
+            .init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]),
+            .init("source", .text, only: [.csv]),
             .init("model_a", .text, only: [.csv]), .init("model_b", .text, only: [.csv]),
             .init("lead", .text, only: [.table]),
             .init("lead_from_h", .integer, only: [.csv, .json]), .init("lead_to_h", .integer, only: [.csv, .json]),
@@ -93,25 +102,31 @@ enum QueryCompare {
             .init("better", .text) { cell in
                 if case .text(let name?) = cell { return name }
                 return "no significant difference"
-            },
+            }
         ])
         report.rows = result.rows.map { row in
             let test = row.test
             return [
                 .text(location.name), .text(result.variable.name), .text(result.source), .text(a), .text(b),
-                .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours),
+                .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
+                .int(row.leadToHours),
                 .int(row.n), .int(test.n),
                 .number(row.mae.0), .number(row.mae.1), .number(row.rmse.0), .number(row.rmse.1),
                 .numbers([row.mae.0, row.mae.1]), .numbers([row.rmse.0, row.rmse.1]),
-                .number(test.meanDifference), .number(test.confidenceInterval?.low), .number(test.confidenceInterval?.high),
-                .number(test.statistic), .number(test.pValue), .integer(test.horizonUsed.map(Int64.init)), .text(row.better),
+                .number(test.meanDifference), .number(test.confidenceInterval?.low),
+                .number(test.confidenceInterval?.high),
+                .number(test.statistic), .number(test.pValue), .integer(test.horizonUsed.map(Int64.init)),
+                .text(row.better)
             ]
         }
-        report.meta = [("location", .string(location.name)), ("variable", .string(result.variable.name)),
-                       ("source", .string(result.source)), ("models", .array([.string(a), .string(b)])),
-                       ("unit", .string(unit)), ("headline", .string(result.headline))]
+        report.meta = [
+            ("location", .string(location.name)), ("variable", .string(result.variable.name)),
+            ("source", .string(result.source)), ("models", .array([.string(a), .string(b)])),
+            ("unit", .string(unit)), ("headline", .string(result.headline))
+        ]
         report.trailer = [("notes", .array(result.notes.map { .string($0) }))]
-        report.title = result.headline + "\n"
+        report.title =
+            result.headline + "\n"
             + "\(location.name), \(result.variable.name) against \(result.source) observations; diff = MAE \(a) − MAE \(b) on matched hours\n"
         report.footer = result.notes.map { "Note: " + $0 + "\n" }.joined()
         return report

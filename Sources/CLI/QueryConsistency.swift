@@ -20,10 +20,17 @@ enum QueryConsistency {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable)
-                + [.double("lead-from", "hours", "Shortest lead of the runs that count.", in: 0...384, default: "24", \.leadFrom),
-                   .double("lead-to", "hours", "Longest lead of the runs that count.", in: 0...384, default: "120", \.leadTo),
-                   .choice("by", "window", "all (one window) or day (each lead day inside it).", default: .all, \.windows),
-                   .list("models", "model", "Only these models.", default: "every model with runs", \.models)]
+                + [
+                    .double(
+                        "lead-from", "hours", "Shortest lead of the runs that count.", in: 0...384, default: "24",
+                        \.leadFrom),
+                    .double(
+                        "lead-to", "hours", "Longest lead of the runs that count.", in: 0...384, default: "120",
+                        \.leadTo),
+                    .choice(
+                        "by", "window", "all (one window) or day (each lead day inside it).", default: .all, \.windows),
+                    .list("models", "model", "Only these models.", default: "every model with runs", \.models)
+                ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
         }
@@ -56,8 +63,10 @@ enum QueryConsistency {
         let location = try options.location.resolve(store)
         let result = try Consistency.consistency(
             store, location: location, variable: options.variable.variable, leadFromHours: options.leadFrom ?? 24,
-            leadToHours: options.leadTo ?? 120, byDay: options.windows == .day, models: options.models.isEmpty ? nil : options.models,
-            range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix), units: options.units.units)
+            leadToHours: options.leadTo ?? 120, byDay: options.windows == .day,
+            models: options.models.isEmpty ? nil : options.models,
+            range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
+            units: options.units.units)
         try report(result, location, byDay: options.windows == .day).render(options.output.format, context)
     }
 
@@ -65,22 +74,31 @@ enum QueryConsistency {
         let unit = result.unit
         var columns: [Report.Column] = [.init("model", .text)]
         if byDay {
-            columns += [.init("lead", .text, only: [.table]), .init("lead_from_h", .integer, only: [.csv, .json]),
-                        .init("lead_to_h", .integer, only: [.csv, .json])]
+            columns += [
+                .init("lead", .text, only: [.table]), .init("lead_from_h", .integer, only: [.csv, .json]),
+                .init("lead_to_h", .integer, only: [.csv, .json])
+            ]
         }
-        columns += [.init("n", .integer, label: "hours"),
-                    .init("flip_flop_index", .number(places: 2), label: "flip-flop mean", unit: unit),
-                    .init("median", .number(places: 2), unit: unit), .init("p90", .number(places: 2), unit: unit)]
+        columns += [
+            .init("n", .integer, label: "hours"),
+            .init("flip_flop_index", .number(places: 2), label: "flip-flop mean", unit: unit),
+            .init("median", .number(places: 2), unit: unit), .init("p90", .number(places: 2), unit: unit)
+        ]
         var report = Report(columns: columns)
         report.rows = result.rows.map { row in
             var cells: [Report.Cell] = [.text(row.model)]
             if byDay {
-                cells += [.text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours)]
+                cells += [
+                    .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
+                    .int(row.leadToHours)
+                ]
             }
             return cells + [.int(row.n), .number(row.mean), .number(row.median), .number(row.p90)]
         }
-        report.meta = [("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
-                       ("headline", .string(result.headline))]
+        report.meta = [
+            ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
+            ("headline", .string(result.headline))
+        ]
         report.title = result.headline + "\n"
         return report
     }

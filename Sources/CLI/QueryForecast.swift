@@ -16,8 +16,13 @@ enum QueryForecast {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location)
-                + [.string("at", "time", "The hour (ISO 8601; without offset: the location's zone).", required: true, \.at)]
-                + VariableOption.options(\.variable) + [QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)]
+                + [
+                    .string(
+                        "at", "time", "The hour (ISO 8601; without offset: the location's zone).", required: true, \.at)
+                ]
+                + VariableOption.options(\.variable) + [
+                    QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
+                ]
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
         }
 
@@ -31,7 +36,8 @@ enum QueryForecast {
         Command(
             name: "forecast",
             abstract: "Every stored run's forecast for one hour, with its lead time, and the observed value.",
-            discussion: "Shows how the forecast converged: runs by issue time, each with the change from the previous run of the same model.",
+            discussion:
+                "Shows how the forecast converged: runs by issue time, each with the change from the previous run of the same model.",
             options: Options.self, run: run)
     }
 
@@ -42,9 +48,12 @@ enum QueryForecast {
         let location = try options.location.resolve(store)
         let at = try TimeInput.resolve(options.at!, timezone: location.timezone, now: context.nowUnix, option: "at")
         let history = try ForecastHistoryQuery.history(
-            store, location: location, validTime: at, variable: variable, source: options.source, model: options.model, units: units)
+            store, location: location, validTime: at, variable: variable, source: options.source, model: options.model,
+            units: units)
         if history.prunedRuns > 0 {
-            context.note("Note: \(history.prunedRuns) run(s) that forecast this hour were pruned (their hourly rows are gone); not listed.")
+            context.note(
+                "Note: \(history.prunedRuns) run(s) that forecast this hour were pruned (their hourly rows are gone); not listed."
+            )
         }
         if history.laterRuns > 0 {
             context.note("\(history.laterRuns) run(s) issued after this hour hold it as a past hour; not listed.")
@@ -52,7 +61,9 @@ enum QueryForecast {
         try report(history, at: at, variable: variable, units: units, location).render(options.output.format, context)
     }
 
-    static func report(_ history: ForecastHistory, at: Int64, variable: Variable, units: UnitSystem, _ location: Location) -> Report {
+    static func report(
+        _ history: ForecastHistory, at: Int64, variable: Variable, units: UnitSystem, _ location: Location
+    ) -> Report {
         let unit = units.unit(variable.quantity)
         let showUnit = variable.quantity != .code
         var report = Report(columns: [
@@ -64,28 +75,41 @@ enum QueryForecast {
             .init("variable", .text, only: [.csv]),
             .init("unit", .text, only: [.csv]),
             .init("value", .value(variable), label: variable.name, unit: showUnit ? unit : nil),
-            .init("change", .signed(places: 1), unit: showUnit ? unit : nil, tableText: variable.quantity != .code ? nil : { cell in
-                if case .number(let change?) = cell, change != 0 { return "changed" }
-                return ""
-            }),
+            .init(
+                "change", .signed(places: 1), unit: showUnit ? unit : nil,
+                tableText: variable.quantity != .code
+                    ? nil
+                    : { cell in
+                        if case .number(let change?) = cell, change != 0 { return "changed" }
+                        return ""
+                    }),
             .init("observed", .number(places: 1), only: [.csv]),
-            .init("observed_source", .text, only: [.csv]),
+            .init("observed_source", .text, only: [.csv])
         ])
         report.rows = history.entries.map { e in
-            [.text(location.name), .text(e.model), .time(e.issuedAt), .time(at), .number(e.leadHours), .text(variable.name),
-             .text(unit), .number(e.value), .number(e.change), .number(history.observed), .text(history.observedSource)]
+            [
+                .text(location.name), .text(e.model), .time(e.issuedAt), .time(at), .number(e.leadHours),
+                .text(variable.name),
+                .text(unit), .number(e.value), .number(e.change), .number(history.observed),
+                .text(history.observedSource)
+            ]
         }
-        let observed: JSON = history.observed.map {
-            .object([("source", .string(history.observedSource)), ("value", Report.number($0))])
-        } ?? .null
-        report.meta = [("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
-                       ("valid_time", .string(CivilTime.isoUTC(at)))]
+        let observed: JSON =
+            history.observed.map {
+                .object([("source", .string(history.observedSource)), ("value", Report.number($0))])
+            } ?? .null
+        report.meta = [
+            ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+            ("valid_time", .string(CivilTime.isoUTC(at)))
+        ]
         report.rowsKey = "runs"
         report.trailer = [("observed", observed), ("pruned_runs", .number(Double(history.prunedRuns)))]
         report.timezone = location.timezone
-        report.title = "\(location.name), \(variable.name) for \(QueryCommand.local(at, location)) (\(QueryCommand.zoneLabel(location)))\n"
+        report.title =
+            "\(location.name), \(variable.name) for \(QueryCommand.local(at, location)) (\(QueryCommand.zoneLabel(location)))\n"
         if let value = history.observed, let source = history.observedSource {
-            report.footer = "Observed (\(source)): \(display(value, variable))\(showUnit && variable.quantity != .direction ? " \(unit)" : "")\n"
+            report.footer =
+                "Observed (\(source)): \(display(value, variable))\(showUnit && variable.quantity != .direction ? " \(unit)" : "")\n"
         } else {
             report.footer = "Observed: none stored for this hour.\n"
         }

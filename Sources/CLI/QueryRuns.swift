@@ -13,7 +13,8 @@ enum QueryRuns {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + TimeRangeOptions.options(\.range, on: "runs issued")
-                + [QueryCommand.modelOption(\.model)] + FormatOption.options(\.output) + DatabaseOption.options(\.database)
+                + [QueryCommand.modelOption(\.model)] + FormatOption.options(\.output)
+                + DatabaseOption.options(\.database)
         }
 
         func validate() throws { try range.validate() }
@@ -23,7 +24,8 @@ enum QueryRuns {
         Command(
             name: "runs",
             abstract: "List a location's stored forecast runs.",
-            discussion: "--from/--to filter on the run's issue time. 'repeats' counts later fetches that returned the same forecast.",
+            discussion:
+                "--from/--to filter on the run's issue time. 'repeats' counts later fetches that returned the same forecast.",
             options: Options.self, run: run)
     }
 
@@ -33,11 +35,15 @@ enum QueryRuns {
         let range = try options.range.resolve(timezone: location.timezone, now: context.nowUnix)
         let runs = try RunsQuery.runs(store, location: location, issued: range, model: options.model)
         guard !runs.isEmpty else {
-            throw CLIError("no runs of \(location.name) were issued \(rangeWords(range)); drop or widen --from/--to (see all with 'wxdb query runs --location \(location.name)')")
+            throw CLIError(
+                "no runs of \(location.name) were issued \(rangeWords(range)); drop or widen --from/--to (see all with 'wxdb query runs --location \(location.name)')"
+            )
         }
         let pruned = runs.filter { $0.prunedAt != nil }.count
         if pruned > 0 {
-            context.note("Note: \(pruned) run(s) were pruned: their hourly and daily rows are gone (their scores are kept for 'query verify')")
+            context.note(
+                "Note: \(pruned) run(s) were pruned: their hourly and daily rows are gone (their scores are kept for 'query verify')"
+            )
         }
         try report(runs, location).render(options.output.format, context)
     }
@@ -60,12 +66,15 @@ enum QueryRuns {
             .init("hour_count", .integer, only: [.csv, .json]),
             // Hours the run had when stored; a pruned run's rows are gone.
             .init("hours", .integer, only: [.table]),
-            .init("pruned_at", .time, only: [.csv, .json]),
+            .init("pruned_at", .time, only: [.csv, .json])
         ])
         report.rows = runs.map { r in
-            [.text(location.name), .integer(r.id), .text(r.model), .time(r.issuedAt), .text(r.issuedAtSource), .time(r.firstFetch),
-             .time(r.lastFetch), .int(r.repeats), .time(r.firstValidTime), .time(r.lastValidTime), .int(r.hourCount),
-             .text(r.prunedAt == nil ? String(r.hourCount) : "\(r.hourCount), pruned"), .time(r.prunedAt)]
+            [
+                .text(location.name), .integer(r.id), .text(r.model), .time(r.issuedAt), .text(r.issuedAtSource),
+                .time(r.firstFetch),
+                .time(r.lastFetch), .int(r.repeats), .time(r.firstValidTime), .time(r.lastValidTime), .int(r.hourCount),
+                .text(r.prunedAt == nil ? String(r.hourCount) : "\(r.hourCount), pruned"), .time(r.prunedAt)
+            ]
         }
         report.meta = [("location", .string(location.name))]
         report.rowsKey = "runs"

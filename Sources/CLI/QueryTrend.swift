@@ -19,11 +19,17 @@ enum QueryTrend {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable)
-                + [.double("lead", "hours", "The lead time to follow, in hours.", in: 0...384, required: true, \.lead),
-                   .double("tolerance", "hours", "How far a run's lead may be from --lead.", in: 0...48, default: "3", \.tolerance)]
+                + [
+                    .double("lead", "hours", "The lead time to follow, in hours.", in: 0...384, required: true, \.lead),
+                    .double(
+                        "tolerance", "hours", "How far a run's lead may be from --lead.", in: 0...48, default: "3",
+                        \.tolerance)
+                ]
                 + TimeRangeOptions.options(\.range, on: "hours valid")
-                + [.choice("every", "interval", "hour or day.", default: .hour, \.every),
-                   QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)]
+                + [
+                    .choice("every", "interval", "hour or day.", default: .hour, \.every),
+                    QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
+                ]
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
         }
 
@@ -58,7 +64,8 @@ enum QueryTrend {
         do {
             result = try TrendQuery.trend(store, location: location, options: query)
         } catch {
-            try QueryCommand.explainNoPairs(error, store: store, location: location, model: options.model, now: context.nowUnix)
+            try QueryCommand.explainNoPairs(
+                error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         var report = report(result, location)
@@ -88,17 +95,22 @@ enum QueryTrend {
             .init("forecast", .number(places: 1), unit: unit),
             .init("observed", .number(places: 1), unit: unit),
             .init("error", .signed(places: 1), unit: unit),
-            .init("running_bias", .signed(places: 2), label: "running bias", unit: unit),
+            .init("running_bias", .signed(places: 2), label: "running bias", unit: unit)
         ])
         report.rows = result.points.map { p in
-            [.text(location.name), .text(result.model), .text(result.variable.name), .text(unit), .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
-             .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error), .number(p.runningBias)]
+            [
+                .text(location.name), .text(result.model), .text(result.variable.name), .text(unit),
+                .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
+                .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error), .number(p.runningBias)
+            ]
         }
         report.meta = [
             ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
-            ("source", .string(result.source)), ("model", .string(result.model)), ("lead_h", Report.number(result.leadHours)),
+            ("source", .string(result.source)), ("model", .string(result.model)),
+            ("lead_h", Report.number(result.leadHours)),
             ("tolerance_h", Report.number(result.toleranceHours)), ("every", .string(result.every.rawValue)),
-            ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)), ("mae", Report.number(result.overall.mae)),
+            ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)),
+            ("mae", Report.number(result.overall.mae))
         ]
         report.timezone = location.timezone
         report.title = headline(result, unit: unit) + "\n"
@@ -107,17 +119,22 @@ enum QueryTrend {
 
     static func headline(_ result: TrendResult, unit: String) -> String {
         let s = result.overall
-        guard let bias = s.bias, let mae = s.mae, let first = result.points.first, let last = result.points.last else { return "" }
+        guard let bias = s.bias, let mae = s.mae, let first = result.points.first, let last = result.points.last else {
+            return ""
+        }
         let unitText = unit == "%" ? "%" : " \(unit)"
         let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
-        return "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(period(result, first, last)) (n=\(s.n) hours)."
+        return
+            "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(period(result, first, last)) (n=\(s.n) hours)."
     }
 
     /// The period a trend covers: hours from the first to the last valid hour, or (per day) the
     /// local dates from the first to the last, both ends included.
     static func period(_ result: TrendResult, _ first: TrendPoint, _ last: TrendPoint) -> String {
-        guard result.every == .day, let a = first.date.flatMap(CivilTime.parseLabel), let b = last.date.flatMap(CivilTime.parseLabel) else {
+        guard result.every == .day, let a = first.date.flatMap(CivilTime.parseLabel),
+            let b = last.date.flatMap(CivilTime.parseLabel)
+        else {
             return QueryCommand.span(last.time - first.time)
         }
         let days = (b - a) / 86400 + 1

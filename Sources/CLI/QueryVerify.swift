@@ -17,13 +17,21 @@ enum QueryVerify {
         var output = FormatOption()
 
         static var table: [Opt<Options>] {
-            LocationOption.options(\.location) + VariableOption.options(\.variable) + [QueryCommand.sourceOption(\.source)]
+            LocationOption.options(\.location) + VariableOption.options(\.variable) + [
+                QueryCommand.sourceOption(\.source)
+            ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
-                + [.choice("by", "grouping", "lead (buckets 0-6, 6-12, 12-24 h, then days), day (lead days), or model (lead buckets per model).",
-                           default: .lead, \.grouping),
-                   QueryCommand.modelOption(\.model),
-                   .double("threshold", "mm", "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
-                           in: 0...10_000, default: "0.1", \.threshold)]
+                + [
+                    .choice(
+                        "by", "grouping",
+                        "lead (buckets 0-6, 6-12, 12-24 h, then days), day (lead days), or model (lead buckets per model).",
+                        default: .lead, \.grouping),
+                    QueryCommand.modelOption(\.model),
+                    .double(
+                        "threshold", "mm",
+                        "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
+                        in: 0...10_000, default: "0.1", \.threshold)
+                ]
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
         }
 
@@ -54,13 +62,16 @@ enum QueryVerify {
         let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
         let query = VerifyOptions(
-            variable: variable, source: options.source, range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
-            grouping: options.grouping, model: options.model, thresholdMillimetres: options.threshold ?? 0.1, units: options.units.units)
+            variable: variable, source: options.source,
+            range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
+            grouping: options.grouping, model: options.model, thresholdMillimetres: options.threshold ?? 0.1,
+            units: options.units.units)
         let result: VerifyResult
         do {
             result = try VerifyQuery.verify(store, location: location, options: query)
         } catch {
-            try QueryCommand.explainNoPairs(error, store: store, location: location, model: options.model, now: context.nowUnix)
+            try QueryCommand.explainNoPairs(
+                error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let notes = notes(result)
@@ -73,7 +84,9 @@ enum QueryVerify {
     /// What a script reading the JSON should know about the rows (also printed on stderr).
     static func notes(_ result: VerifyResult) -> [String] {
         guard result.prunedDaysLeftOut > 0 else { return [] }
-        return ["\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them"]
+        return [
+            "\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them"
+        ]
     }
 
     static func report(_ result: VerifyResult, _ location: Location) -> Report {
@@ -87,40 +100,52 @@ enum QueryVerify {
         let unit = isProbability ? "%" : result.options.units.unit(variable.quantity)
         typealias Column = Report.Column
 
-        var columns: [Column] = [.init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]),
-                                 .init("unit", .text, only: [.csv]), .init("source", .text, only: [.csv])]
+        var columns: [Column] = [
+            .init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]),
+            .init("unit", .text, only: [.csv]), .init("source", .text, only: [.csv])
+        ]
         if byModel { columns.append(.init("model", .text)) }
         columns += [
             .init("lead", .text, only: [.table]),
             .init("lead_from_h", .integer, only: [.csv, .json]), .init("lead_to_h", .integer, only: [.csv, .json]),
             .init("n", .integer),
             .init("bias", .signed(places: 2), unit: unit), .init("mae", .number(places: 2), label: "MAE", unit: unit),
-            .init("rmse", .number(places: 2), label: "RMSE", unit: unit), .init("error_sd", .number(places: 2), label: "error SD", unit: unit),
+            .init("rmse", .number(places: 2), label: "RMSE", unit: unit),
+            .init("error_sd", .number(places: 2), label: "error SD", unit: unit),
             .init("correlation", .number(places: 3), label: "corr"),
             .init("mean_forecast", .number(places: 2), label: "mean fcst", unit: unit),
             .init("mean_observed", .number(places: 2), label: "mean obs", unit: unit),
-            .init("first_valid_time", .time, only: [.csv, .json]), .init("last_valid_time", .time, only: [.csv, .json]),
+            .init("first_valid_time", .time, only: [.csv, .json]), .init("last_valid_time", .time, only: [.csv, .json])
         ]
         if !isProbability {
             columns += [
-                .init("persistence_n", .integer, only: [.csv, .json]), .init("persistence_rmse", .number(places: 2), only: [.csv, .json]),
+                .init("persistence_n", .integer, only: [.csv, .json]),
+                .init("persistence_rmse", .number(places: 2), only: [.csv, .json]),
                 .init("persistence_skill", .number(places: 3), label: "skill vs persist"),
                 .init("persistence_n", .integer, label: "persist n", only: [.table]) { cell in
                     if case .integer(let n?) = cell, n > 0 { return String(n) }
                     return ""
-                },
+                }
             ]
         }
         if hasContingency {
             columns += [.init("threshold_mm", .number(places: 3), only: [.csv, .json])]
-            columns += ["a", "b", "c", "d"].map { Column($0, .integer, only: hasEvent ? [.table, .csv, .json] : [.csv, .json]) }
+            columns += ["a", "b", "c", "d"].map {
+                Column($0, .integer, only: hasEvent ? [.table, .csv, .json] : [.csv, .json])
+            }
             columns += ["pod", "far", "csi", "ets"].map {
-                Column($0, .number(places: 3), label: $0.uppercased(), only: hasEvent ? [.table, .csv, .json] : [.csv, .json])
+                Column(
+                    $0, .number(places: 3), label: $0.uppercased(),
+                    only: hasEvent ? [.table, .csv, .json] : [.csv, .json])
             }
         }
         if isProbability {
-            columns += [.init("threshold_mm", .number(places: 3), only: [.csv, .json]), .init("brier", .number(places: 3), label: "Brier"),
-                        .init("brier_skill", .number(places: 3), only: [.csv, .json]), .init("base_rate", .number(places: 3), only: [.csv, .json])]
+            columns += [
+                .init("threshold_mm", .number(places: 3), only: [.csv, .json]),
+                .init("brier", .number(places: 3), label: "Brier"),
+                .init("brier_skill", .number(places: 3), only: [.csv, .json]),
+                .init("base_rate", .number(places: 3), only: [.csv, .json])
+            ]
         }
 
         var report = Report(columns: columns)
@@ -129,28 +154,44 @@ enum QueryVerify {
             let s = row.scores
             var cells: [Report.Cell] = [.text(location.name), .text(variable.name), .text(unit), .text(result.source)]
             if byModel { cells.append(.text(row.model)) }
-            cells += [.text(leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours), .int(s.n),
-                      .number(s.bias), .number(s.mae), .number(s.rmse), .number(s.errorStdDev), .number(s.correlation),
-                      .number(s.meanForecast), .number(s.meanObserved), .time(row.firstValidTime), .time(row.lastValidTime)]
+            cells += [
+                .text(leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours),
+                .int(s.n),
+                .number(s.bias), .number(s.mae), .number(s.rmse), .number(s.errorStdDev), .number(s.correlation),
+                .number(s.meanForecast), .number(s.meanObserved), .time(row.firstValidTime), .time(row.lastValidTime)
+            ]
             if !isProbability {
-                cells += [.int(row.persistence.n), .number(row.persistence.rmse), .number(row.persistenceSkill), .int(row.persistence.n)]
+                cells += [
+                    .int(row.persistence.n), .number(row.persistence.rmse), .number(row.persistenceSkill),
+                    .int(row.persistence.n)
+                ]
             }
             if hasContingency {
                 let t = row.contingency
-                cells += [.number(t == nil && !hasEvent ? nil : threshold), .integer(t.map { Int64($0.a) }), .integer(t.map { Int64($0.b) }),
-                          .integer(t.map { Int64($0.c) }), .integer(t.map { Int64($0.d) }),
-                          .number(t?.pod), .number(t?.far), .number(t?.csi), .number(t?.ets)]
+                cells += [
+                    .number(t == nil && !hasEvent ? nil : threshold), .integer(t.map { Int64($0.a) }),
+                    .integer(t.map { Int64($0.b) }),
+                    .integer(t.map { Int64($0.c) }), .integer(t.map { Int64($0.d) }),
+                    .number(t?.pod), .number(t?.far), .number(t?.csi), .number(t?.ets)
+                ]
             }
             if isProbability {
-                cells += [.number(threshold), .number(row.brier?.score), .number(row.brier?.skillScore), .number(row.brier?.baseRate)]
+                cells += [
+                    .number(threshold), .number(row.brier?.score), .number(row.brier?.skillScore),
+                    .number(row.brier?.baseRate)
+                ]
             }
             return cells
         }
-        report.meta = [("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
-                       ("source", .string(result.source))]
+        report.meta = [
+            ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
+            ("source", .string(result.source))
+        ]
         var context = "\(location.name), \(variable.name) against \(result.source) observations"
         if let model = result.options.model { context += ", model \(model)" }
-        if hasEvent || isProbability { context += ", event: \(variable.observedVariable.name) >= \(formatNumber(threshold, places: 3)) mm" }
+        if hasEvent || isProbability {
+            context += ", event: \(variable.observedVariable.name) >= \(formatNumber(threshold, places: 3)) mm"
+        }
         report.title = headline(result, unit: unit) + "\n" + context + "\n"
         return report
     }
@@ -162,7 +203,8 @@ enum QueryVerify {
 
     /// "hours" below a day, "days" beyond.
     static func leadWords(_ from: Int, _ to: Int) -> String {
-        to <= 24 ? "\(from)–\(to) hours" : (to - from == 24 && from == 0 ? "up to 1 day" : "\(from / 24)–\(to / 24) days")
+        to <= 24
+            ? "\(from)–\(to) hours" : (to - from == 24 && from == 0 ? "up to 1 day" : "\(from / 24)–\(to / 24) days")
     }
 
     /// One sentence on the row with the most pairs at 48 h lead or more (else the most pairs).
@@ -178,6 +220,7 @@ enum QueryVerify {
         if let brier = row.brier?.score { extra = "Brier \(formatNumber(brier, places: 3))" }
         let lead = "\(leadWords(row.leadFromHours, row.leadToHours)) out"
         let over = QueryCommand.span(row.lastValidTime - row.firstValidTime)
-        return "\(subject)\(row.model != nil && isProbability ? " (\(row.model!))" : "") \(lead) \(direction) (\(extra)) over \(over) (n=\(row.scores.n))."
+        return
+            "\(subject)\(row.model != nil && isProbability ? " (\(row.model!))" : "") \(lead) \(direction) (\(extra)) over \(over) (n=\(row.scores.n))."
     }
 }

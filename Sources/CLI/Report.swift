@@ -33,8 +33,10 @@ struct Report {
         /// Table text for a value when the kind's is not right (e.g. "never" for a missing time).
         var tableText: ((Cell) -> String)?
 
-        init(_ name: String, _ kind: Kind, label: String? = nil, unit: String? = nil, json jsonName: String? = nil,
-             only formats: Set<OutputFormat> = [.table, .csv, .json], tableText: ((Cell) -> String)? = nil) {
+        init(
+            _ name: String, _ kind: Kind, label: String? = nil, unit: String? = nil, json jsonName: String? = nil,
+            only formats: Set<OutputFormat> = [.table, .csv, .json], tableText: ((Cell) -> String)? = nil
+        ) {
             self.name = name
             self.jsonName = jsonName
             self.kind = kind
@@ -95,18 +97,19 @@ struct Report {
     // MARK: JSON
 
     func jsonRow(_ row: [Cell]) -> JSON {
-        .object(columns(for: .json).map { index, _ in
-            let value: JSON
-            switch row[index] {
-            case .text(let text): value = text.map { .string($0) } ?? .null
-            case .integer(let number): value = JSON.int(number)
-            case .number(let number): value = .number(NumberText.tidy(number))
-            case .time(let instant): value = instant.map { .string(CivilTime.isoUTC($0)) } ?? .null
-            case .list(let items): value = .array(items.map { .string($0) })
-            case .numbers(let items): value = .array(items.map { JSON.number($0) })
-            }
-            return (columns[index].jsonName ?? columns[index].name, value)
-        })
+        .object(
+            columns(for: .json).map { index, _ in
+                let value: JSON
+                switch row[index] {
+                case .text(let text): value = text.map { .string($0) } ?? .null
+                case .integer(let number): value = JSON.int(number)
+                case .number(let number): value = .number(NumberText.tidy(number))
+                case .time(let instant): value = instant.map { .string(CivilTime.isoUTC($0)) } ?? .null
+                case .list(let items): value = .array(items.map { .string($0) })
+                case .numbers(let items): value = .array(items.map { JSON.number($0) })
+                }
+                return (columns[index].jsonName ?? columns[index].name, value)
+            })
     }
 
     func json() -> JSON {
@@ -141,10 +144,11 @@ struct Report {
 
     func table() -> String {
         let shown = columns(for: .table)
-        var table = Table(headers: shown.map { _, column in
-            let label = column.label ?? column.name
-            return column.unit.map { "\(label) \($0)" } ?? label
-        })
+        var table = Table(
+            headers: shown.map { _, column in
+                let label = column.label ?? column.name
+                return column.unit.map { "\(label) \($0)" } ?? label
+            })
         for (position, (_, column)) in shown.enumerated() {
             switch column.kind {
             case .text, .time: break
@@ -153,11 +157,12 @@ struct Report {
             }
         }
         for row in rows {
-            table.rows.append(shown.map { index, column in
-                let cell = row[index]
-                if let custom = column.tableText { return custom(cell) }
-                return text(cell, column.kind)
-            })
+            table.rows.append(
+                shown.map { index, column in
+                    let cell = row[index]
+                    if let custom = column.tableText { return custom(cell) }
+                    return text(cell, column.kind)
+                })
         }
         return table.render()
     }
@@ -203,7 +208,9 @@ struct Table {
                 if !rightAligned.contains(i) { out.append(contentsOf: repeatElement(0x20, count: pad)) }
             }
             // No trailing blanks (padding of a last column, or a cell that ends in them).
-            while out.count > start, let last = out.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { out.removeLast() }
+            while out.count > start, let last = out.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D {
+                out.removeLast()
+            }
             out.append(0x0A)
         }
         line(headers, headers.map(\.count))
@@ -237,7 +244,9 @@ func display(_ value: Double?, _ variable: Variable) -> String {
     switch variable.quantity {
     case .code:
         // A code outside WMO's 0...99 (hostile or broken input) prints as the number it is.
-        guard let code = Int(exactly: value.rounded()), (0...99).contains(code) else { return formatNumber(value, places: 1) }
+        guard let code = Int(exactly: value.rounded()), (0...99).contains(code) else {
+            return formatNumber(value, places: 1)
+        }
         return "\(code) \(WeatherCode.label(code))"
     case .direction: return "\(formatNumber(value, places: 0)) \(WeatherCode.compass(value))"
     default: return formatNumber(value, places: 1)

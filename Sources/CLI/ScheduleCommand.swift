@@ -11,10 +11,21 @@ enum ScheduleCommand {
         var log: String?
 
         static var table: [Opt<Options>] {
-            [Opt(spec: OptionSpec(name: "cron", valueName: nil, help: "A crontab line (append it with 'crontab -e').")) { options, _ in options.kinds.append(.cron) },
-             Opt(spec: OptionSpec(name: "systemd", valueName: nil, help: "A systemd user service and timer.")) { options, _ in options.kinds.append(.systemd) },
-             Opt(spec: OptionSpec(name: "launchd", valueName: nil, help: "A launchd agent property list (macOS).")) { options, _ in options.kinds.append(.launchd) },
-             .string("log", "file", "Where cron and launchd write output.", default: "wxdb.log beside the database", \.log)]
+            [
+                Opt(
+                    spec: OptionSpec(
+                        name: "cron", valueName: nil, help: "A crontab line (append it with 'crontab -e').")
+                ) { options, _ in options.kinds.append(.cron) },
+                Opt(spec: OptionSpec(name: "systemd", valueName: nil, help: "A systemd user service and timer.")) {
+                    options, _ in options.kinds.append(.systemd)
+                },
+                Opt(spec: OptionSpec(name: "launchd", valueName: nil, help: "A launchd agent property list (macOS).")) {
+                    options, _ in options.kinds.append(.launchd)
+                },
+                .string(
+                    "log", "file", "Where cron and launchd write output.", default: "wxdb.log beside the database",
+                    \.log)
+            ]
                 + DatabaseOption.options(\.database)
         }
 
@@ -67,12 +78,16 @@ enum ScheduleCommand {
         let log = absolute(options.log ?? ((db as NSString).deletingLastPathComponent + "/wxdb.log"))
         let minute = minute(for: db)
         let unit = "wxdb-ingest" + unitSuffix(for: db, environment: context.environment)
-        let label = "com.wxdb.ingest" + unitSuffix(for: db, environment: context.environment).replacingOccurrences(of: "-", with: ".")
+        let label =
+            "com.wxdb.ingest"
+            + unitSuffix(for: db, environment: context.environment).replacingOccurrences(of: "-", with: ".")
         // A newline would end a crontab line or unit setting and start another (injecting a second
         // entry); no format can carry control characters safely, so such paths are refused.
         for (label, path) in [("the wxdb binary", binary), ("the database", db), ("the log", log)]
         where path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw CLIError("\(label) path \(path.debugDescription) holds a newline or another control character, which a schedule cannot carry safely; use a path without one")
+            throw CLIError(
+                "\(label) path \(path.debugDescription) holds a newline or another control character, which a schedule cannot carry safely; use a path without one"
+            )
         }
         notes(kind, context)
         // Endpoint overrides and the key are not written out: the key must never land in a file we print.
@@ -81,9 +96,13 @@ enum ScheduleCommand {
             context.out("# wxdb: fetch forecasts every hour at minute \(minute)\n")
             // The trailing comment tags the line as wxdb's for this database, so
             // Scripts/install-schedule replaces only this database's line and never another's.
-            context.out(cron("\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1 \(cronTag(db))") + "\n")
+            context.out(
+                cron(
+                    "\(minute) * * * * \(shell(binary)) --db \(shell(db)) --quiet ingest >> \(shell(log)) 2>&1 \(cronTag(db))"
+                ) + "\n")
         case .systemd:
-            context.out("""
+            context.out(
+                """
                 # ~/.config/systemd/user/\(unit).service
                 [Unit]
                 Description=wxdb: fetch and store weather forecasts
@@ -109,7 +128,8 @@ enum ScheduleCommand {
 
                 """)
         default:
-            context.out("""
+            context.out(
+                """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
                 <!-- ~/Library/LaunchAgents/\(label).plist; load with: launchctl load <this file> -->
@@ -139,34 +159,46 @@ enum ScheduleCommand {
     /// lingering, without which a user timer stops when its user logs out.
     static func notes(_ kind: Kind, _ context: Context) {
         if !(context.environment["WXDB_API_KEY"] ?? "").isEmpty {
-            context.note("Note: WXDB_API_KEY is set, but the key is not in this text (wxdb never prints it), so the job would run on the free limits.")
+            context.note(
+                "Note: WXDB_API_KEY is set, but the key is not in this text (wxdb never prints it), so the job would run on the free limits."
+            )
             switch kind {
             case .cron:
                 context.note("  Keep the key in a file only you can read, and let the line read it:")
-                context.note("    (umask 077; mkdir -p ~/.config/wxdb; printf '%s' \"$WXDB_API_KEY\" > ~/.config/wxdb/api-key)")
-                context.note("  then start the command in the crontab line with: WXDB_API_KEY=$(cat ~/.config/wxdb/api-key) ")
+                context.note(
+                    "    (umask 077; mkdir -p ~/.config/wxdb; printf '%s' \"$WXDB_API_KEY\" > ~/.config/wxdb/api-key)")
+                context.note(
+                    "  then start the command in the crontab line with: WXDB_API_KEY=$(cat ~/.config/wxdb/api-key) ")
             case .systemd:
                 context.note("  Keep the key in an environment file only you can read, and name it in the service:")
-                context.note("    (umask 077; mkdir -p ~/.config/wxdb; printf 'WXDB_API_KEY=%s\\n' \"$WXDB_API_KEY\" > ~/.config/wxdb/wxdb.env)")
+                context.note(
+                    "    (umask 077; mkdir -p ~/.config/wxdb; printf 'WXDB_API_KEY=%s\\n' \"$WXDB_API_KEY\" > ~/.config/wxdb/wxdb.env)"
+                )
                 context.note("  and add under [Service]: EnvironmentFile=%h/.config/wxdb/wxdb.env")
             case .launchd:
-                context.note("  Add it under EnvironmentVariables in the property list, and keep the file readable only by you (chmod 600).")
+                context.note(
+                    "  Add it under EnvironmentVariables in the property list, and keep the file readable only by you (chmod 600)."
+                )
             }
         }
         if kind == .systemd {
-            context.note("Note: on a server, run 'loginctl enable-linger $USER' once, or the timer stops when you log out.")
+            context.note(
+                "Note: on a server, run 'loginctl enable-linger $USER' once, or the timer stops when you log out.")
         }
     }
 
     /// The absolute path of the running wxdb binary.
     static func executablePath() -> String {
-        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return resolved }
+        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return resolved
+        }
         return absolute(CommandLine.arguments.first ?? "wxdb")
     }
 
     static func absolute(_ path: String) -> String {
         if path.hasPrefix("/") { return (path as NSString).standardizingPath }
-        return ((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) as NSString).standardizingPath
+        return ((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) as NSString)
+            .standardizingPath
     }
 
     /// Single-quotes for sh, so paths with spaces survive cron.
@@ -201,7 +233,8 @@ enum ScheduleCommand {
     }
 
     static func xml(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
             .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&apos;")
     }
 }

@@ -58,16 +58,24 @@ enum StationImportCommands {
 
         static var table: [Opt<HomeAssistantOptions>] {
             // --location is needed to import, not to --list, so the parser does not require it.
-            LocationOption.options(\.location, required: false, help: "The saved location the sensors are at (needed unless --list).")
-                + [Opt(spec: OptionSpec(name: "sensor", valueName: "variable=statistic_id",
-                                        help: "e.g. temperature_2m=sensor.outdoor_temperature; one per variable (needed unless --list).",
-                                        repeatable: true)) { options, values in
-                       options.sensors = try values.map(sensor)
-                   }]
+            LocationOption.options(
+                \.location, required: false, help: "The saved location the sensors are at (needed unless --list).")
+                + [
+                    Opt(
+                        spec: OptionSpec(
+                            name: "sensor", valueName: "variable=statistic_id",
+                            help:
+                                "e.g. temperature_2m=sensor.outdoor_temperature; one per variable (needed unless --list).",
+                            repeatable: true)
+                    ) { options, values in
+                        options.sensors = try values.map(sensor)
+                    }
+                ]
                 + ObservationSourceOption.options(\.source, default: "home-assistant")
                 + TimeRangeOptions.options(\.range, on: "hours valid")
                 + [.flag("list", "Print the statistic ids in the file with their units, and import nothing.", \.list)]
-                + FormatOption.options(\.output, help: "How --list prints: table, csv or json.") + DatabaseOption.options(\.database)
+                + FormatOption.options(\.output, help: "How --list prints: table, csv or json.")
+                + DatabaseOption.options(\.database)
         }
 
         mutating func take(_ positionals: [String]) throws { path = positionals[0] }
@@ -76,14 +84,19 @@ enum StationImportCommands {
             if list {
                 return
             }
-            if output.format != .table { throw UsageError("--format is for --list; an import prints what it stored on stderr") }
+            if output.format != .table {
+                throw UsageError("--format is for --list; an import prints what it stored on stderr")
+            }
             if location.name == nil { throw UsageError("missing --location") }
             guard !sensors.isEmpty else {
-                throw UsageError("give at least one --sensor VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature); --list shows the ids")
+                throw UsageError(
+                    "give at least one --sensor VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature); --list shows the ids"
+                )
             }
             var seen = Set<Int>()
             for sensor in sensors where !seen.insert(sensor.variable).inserted {
-                throw UsageError("--sensor gives \(Variables.hourly[sensor.variable].name) twice; give one statistic per variable")
+                throw UsageError(
+                    "--sensor gives \(Variables.hourly[sensor.variable].name) twice; give one statistic per variable")
             }
             try source.validate()
             try range.validate()
@@ -108,7 +121,8 @@ enum StationImportCommands {
         let location = try args.location.resolve(store)
         let range = try args.range.resolve(timezone: location.timezone, now: context.nowUnix)
         let result = try WeewxArchive.read(path: args.path, from: range.from, to: range.to)
-        try store.replaceStationObservations(result, locationID: location.id, source: source, recordedAt: context.nowUnix)
+        try store.replaceStationObservations(
+            result, locationID: location.id, source: source, recordedAt: context.nowUnix)
         report(result, what: "weewx records", path: args.path, location: location, source: source, context: context)
     }
 
@@ -121,8 +135,10 @@ enum StationImportCommands {
         let store = try args.database.open(context)
         let location = try args.location.resolve(store)
         let range = try args.range.resolve(timezone: location.timezone, now: context.nowUnix)
-        let result = try HomeAssistantStatistics.read(path: args.path, sensors: args.sensors, from: range.from, to: range.to)
-        try store.replaceStationObservations(result, locationID: location.id, source: source, recordedAt: context.nowUnix)
+        let result = try HomeAssistantStatistics.read(
+            path: args.path, sensors: args.sensors, from: range.from, to: range.to)
+        try store.replaceStationObservations(
+            result, locationID: location.id, source: source, recordedAt: context.nowUnix)
         report(result, what: "statistics rows", path: args.path, location: location, source: source, context: context)
     }
 
@@ -134,12 +150,15 @@ enum StationImportCommands {
     static func sensor(_ text: String) throws -> HomeAssistantStatistics.Sensor {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[1].isEmpty else {
-            throw UsageError("--sensor '\(text)' is not VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature)")
+            throw UsageError(
+                "--sensor '\(text)' is not VARIABLE=STATISTIC_ID (e.g. temperature_2m=sensor.outdoor_temperature)")
         }
         guard let index = Variables.hourlyIndex(of: parts[0]), measured.contains(Variables.hourly[index]) else {
             let names = measured.map(\.name)
-            throw UsageError("--sensor '\(text)': '\(parts[0])' is not a variable a sensor measures" + Suggest.phrase(parts[0], among: names)
-                + "; use one of: \(names.joined(separator: ", "))")
+            throw UsageError(
+                "--sensor '\(text)': '\(parts[0])' is not a variable a sensor measures"
+                    + Suggest.phrase(parts[0], among: names)
+                    + "; use one of: \(names.joined(separator: ", "))")
         }
         return HomeAssistantStatistics.Sensor(variable: index, statisticID: parts[1])
     }
@@ -153,12 +172,14 @@ enum StationImportCommands {
         var report = Report(columns: [
             .init("statistic_id", .text), .init("unit", .text), .init("hours", .integer), .init("kind", .text),
             .init("first_valid_time", .time, label: "first valid hour (UTC)", tableText: iso),
-            .init("last_valid_time", .time, label: "last valid hour (UTC)", tableText: iso),
+            .init("last_valid_time", .time, label: "last valid hour (UTC)", tableText: iso)
         ])
         report.rows = listed.map { item in
-            [.text(item.statisticID), .text(item.unit), .int(item.hours),
-             .list([item.hasMean ? "mean" : nil, item.hasSum ? "sum" : nil].compactMap { $0 }),
-             .time(item.firstStart.map { $0 + 3600 }), .time(item.lastStart.map { $0 + 3600 })]
+            [
+                .text(item.statisticID), .text(item.unit), .int(item.hours),
+                .list([item.hasMean ? "mean" : nil, item.hasSum ? "sum" : nil].compactMap { $0 }),
+                .time(item.firstStart.map { $0 + 3600 }), .time(item.lastStart.map { $0 + 3600 })
+            ]
         }
         report.meta = [("path", .string(path))]
         report.rowsKey = "statistics"
@@ -167,22 +188,30 @@ enum StationImportCommands {
 
     /// Says exactly what was stored: the hours considered, and per variable the hours stored
     /// and the hours missing by reason.
-    static func report(_ result: StationImport, what: String, path: String, location: Location, source: String, context: Context) {
+    static func report(
+        _ result: StationImport, what: String, path: String, location: Location, source: String, context: Context
+    ) {
         let units = result.units.isEmpty ? "" : "; units: " + result.units.joined(separator: ", ")
         context.note("Read \(result.recordsRead) \(what) from \(path)\(units)")
         guard let first = result.firstHour, let last = result.lastHour else {
             context.note("Nothing to import in that file and time range; nothing was stored for \(location.name)")
             return
         }
-        context.note("Stored \(result.hours.count) of \(result.hoursConsidered) hours for \(location.name) (source \(source)), valid \(CivilTime.isoUTC(first)) to \(CivilTime.isoUTC(last))")
+        context.note(
+            "Stored \(result.hours.count) of \(result.hoursConsidered) hours for \(location.name) (source \(source)), valid \(CivilTime.isoUTC(first)) to \(CivilTime.isoUTC(last))"
+        )
         var reasons = Set<StationMissingReason>()
         let width = result.variables.map { Variables.hourly[$0].name.count }.max() ?? 0
         for variable in result.variables {
             let name = Variables.hourly[variable].name
-            var line = "  " + name + String(repeating: " ", count: width - name.count) + "  \(result.stored[variable] ?? 0) hours"
+            var line =
+                "  " + name + String(repeating: " ", count: width - name.count)
+                + "  \(result.stored[variable] ?? 0) hours"
             let missing = (result.missing[variable] ?? [:]).sorted { $0.key < $1.key }
             if !missing.isEmpty {
-                line += "; missing \(missing.reduce(0) { $0 + $1.value }): " + missing.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+                line +=
+                    "; missing \(missing.reduce(0) { $0 + $1.value }): "
+                    + missing.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
                 reasons.formUnion(missing.map(\.key))
             }
             context.note(line)

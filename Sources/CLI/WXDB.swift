@@ -11,11 +11,12 @@ public enum WXDB {
         Command(
             name: "wxdb",
             abstract: "Keep every weather forecast run, store what happened, and score the forecasts.",
-            discussion: "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
+            discussion:
+                "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
             subcommands: [
                 LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command,
                 QueryCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
-                StatsCommand.command, DoctorCommand.command, CompletionCommand.command,
+                StatsCommand.command, DoctorCommand.command, CompletionCommand.command
             ]
         )
     }

@@ -110,11 +110,13 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .wrongType(let field, let expected, let found):
             return "\"\(field)\" should be \(expected) but is \(found)"
         case .lengthMismatch(let section, let variable, let count, let timeCount):
-            return "\(section).\(variable) has \(count) values but \(section).time has \(timeCount); the arrays must be the same length"
+            return
+                "\(section).\(variable) has \(count) values but \(section).time has \(timeCount); the arrays must be the same length"
         case .badValue(let section, let variable, let index, let found):
             return "\(section).\(variable)[\(index)] is \(found), expected a number or null"
         case .badTime(let section, let index, let text):
-            return "\(section).time[\(index)] is \(text), not a time Open-Meteo writes (unix seconds or YYYY-MM-DDTHH:MM)"
+            return
+                "\(section).time[\(index)] is \(text), not a time Open-Meteo writes (unix seconds or YYYY-MM-DDTHH:MM)"
         case .unknownUnit(let variable, let unit):
             return "unit \"\(unit)\" of \(variable) is not one wxdb can convert to metric"
         case .noForecast:
@@ -135,15 +137,22 @@ extension DecodeError {
         case .apiError(let reason): return .apiError(reason: reason.clippedForMessage(200))
         case .notAnObject, .noForecast, .tooManyLocations: return self
         case .missingField(let field): return .missingField(field.clippedForMessage())
-        case .wrongType(let field, let expected, let found): return .wrongType(field: field.clippedForMessage(), expected: expected, found: found)
+        case .wrongType(let field, let expected, let found):
+            return .wrongType(field: field.clippedForMessage(), expected: expected, found: found)
         case .lengthMismatch(let section, let variable, let count, let timeCount):
-            return .lengthMismatch(section: section, variable: variable.clippedForMessage(), count: count, timeCount: timeCount)
+            return .lengthMismatch(
+                section: section, variable: variable.clippedForMessage(), count: count, timeCount: timeCount)
         case .badValue(let section, let variable, let index, let found):
-            return .badValue(section: section, variable: variable.clippedForMessage(), index: index, found: found.clippedForMessage())
-        case .badTime(let section, let index, let text): return .badTime(section: section, index: index, text: text.clippedForMessage())
-        case .unknownUnit(let variable, let unit): return .unknownUnit(variable: variable.clippedForMessage(), unit: unit.clippedForMessage())
+            return .badValue(
+                section: section, variable: variable.clippedForMessage(), index: index, found: found.clippedForMessage()
+            )
+        case .badTime(let section, let index, let text):
+            return .badTime(section: section, index: index, text: text.clippedForMessage())
+        case .unknownUnit(let variable, let unit):
+            return .unknownUnit(variable: variable.clippedForMessage(), unit: unit.clippedForMessage())
         case .modelNotInResponse(let model, let available):
-            return .modelNotInResponse(model: model.clippedForMessage(), available: available.prefix(10).map { $0.clippedForMessage() })
+            return .modelNotInResponse(
+                model: model.clippedForMessage(), available: available.prefix(10).map { $0.clippedForMessage() })
         }
     }
 }
@@ -159,7 +168,9 @@ extension String {
 /// Decodes Open-Meteo forecast responses.
 public enum ForecastDecoder {
     /// Decodes a body holding one location (an object). Arrays are refused: a file import names one location.
-    public static func decodeSingle(_ body: some Collection<UInt8>, defaultModel: String, onlyModel: String? = nil) throws -> ForecastResponse {
+    public static func decodeSingle(_ body: some Collection<UInt8>, defaultModel: String, onlyModel: String? = nil)
+        throws -> ForecastResponse
+    {
         let json = try parse(body)
         if case .array(let elements) = json {
             if elements.count == 1 { return try decode(elements[0], defaultModel: defaultModel, onlyModel: onlyModel) }
@@ -169,7 +180,9 @@ public enum ForecastDecoder {
     }
 
     /// Decodes a body holding one location or an array of locations, in request order.
-    public static func decodeMany(_ body: some Collection<UInt8>, defaultModel: String, models: [String]? = nil) throws -> [ForecastResponse] {
+    public static func decodeMany(_ body: some Collection<UInt8>, defaultModel: String, models: [String]? = nil) throws
+        -> [ForecastResponse]
+    {
         let json = try parse(body)
         if case .array(let elements) = json {
             return try elements.map { try decode($0, defaultModel: defaultModel, expectedModels: models) }
@@ -191,14 +204,18 @@ public enum ForecastDecoder {
 
     /// Decodes a body holding one location or an array of locations element by element, so one
     /// bad element costs only its own location. Throws only when the body is not JSON at all.
-    public static func decodeEach(_ body: some Collection<UInt8>, defaultModel: String, models: [String]? = nil) throws -> [Element] {
+    public static func decodeEach(_ body: some Collection<UInt8>, defaultModel: String, models: [String]? = nil) throws
+        -> [Element]
+    {
         let json = try parse(body)
         let elements: [JSON]
         if case .array(let list) = json { elements = list } else { elements = [json] }
         return elements.map { element in
             let id = element["location_id"]?.numberValue.flatMap { Int(exactly: $0) }
             do {
-                return Element(locationID: id, result: .success(try decode(element, defaultModel: defaultModel, expectedModels: models)))
+                return Element(
+                    locationID: id,
+                    result: .success(try decode(element, defaultModel: defaultModel, expectedModels: models)))
             } catch let error as DecodeError {
                 return Element(locationID: id, result: .failure(error))
             } catch {
@@ -216,7 +233,9 @@ public enum ForecastDecoder {
     }
 
     /// Decodes one location's object.
-    public static func decode(_ json: JSON, defaultModel: String, onlyModel: String? = nil, expectedModels: [String]? = nil) throws -> ForecastResponse {
+    public static func decode(
+        _ json: JSON, defaultModel: String, onlyModel: String? = nil, expectedModels: [String]? = nil
+    ) throws -> ForecastResponse {
         guard case .object(let root) = json else { throw DecodeError.notAnObject(found: json.typeName) }
         if root["error"]?.boolValue == true {
             throw DecodeError.apiError(reason: root["reason"]?.stringValue ?? "no reason given")
@@ -225,16 +244,21 @@ public enum ForecastDecoder {
         let longitude = try number(root, "longitude")
         let elevation = root["elevation"]?.numberValue
         guard let offsetValue = root["utc_offset_seconds"] else { throw DecodeError.missingField("utc_offset_seconds") }
-        guard let offsetNumber = offsetValue.numberValue, offsetNumber == offsetNumber.rounded(), abs(offsetNumber) <= 18 * 3600 else {
-            throw DecodeError.wrongType(field: "utc_offset_seconds", expected: "whole seconds within ±18 h", found: offsetValue.typeName)
+        guard let offsetNumber = offsetValue.numberValue, offsetNumber == offsetNumber.rounded(),
+            abs(offsetNumber) <= 18 * 3600
+        else {
+            throw DecodeError.wrongType(
+                field: "utc_offset_seconds", expected: "whole seconds within ±18 h", found: offsetValue.typeName)
         }
         let offset = Int(offsetNumber)
         let timezone = root["timezone"]?.stringValue ?? "GMT"
         // Stored with every run and shown to people: a name no zone database has this long or
         // with these characters is not Open-Meteo's (adoption checks the zone database itself).
         guard timezone.utf8.count <= ZoneTime.maxNameLength,
-              timezone.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
-            throw DecodeError.wrongType(field: "timezone", expected: "a time zone name", found: "a text of \(timezone.utf8.count) bytes")
+            timezone.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        else {
+            throw DecodeError.wrongType(
+                field: "timezone", expected: "a time zone name", found: "a text of \(timezone.utf8.count) bytes")
         }
         var locationID: Int?
         if let id = root["location_id"]?.numberValue { locationID = Int(exactly: id) }
@@ -255,15 +279,17 @@ public enum ForecastDecoder {
             if let hourly {
                 forecast.hourlyTimes = try hourlyTimes(hourly, section: "hourly", offset: offset)
                 for (index, variable) in Variables.hourly.enumerated() {
-                    forecast.hourly[index] = try column(hourly, units: hourlyUnits, variable: variable, suffix: suffix,
-                                                        section: "hourly", count: forecast.hourlyTimes.count, offset: offset)
+                    forecast.hourly[index] = try column(
+                        hourly, units: hourlyUnits, variable: variable, suffix: suffix,
+                        section: "hourly", count: forecast.hourlyTimes.count, offset: offset)
                 }
             }
             if let daily {
                 forecast.dailyDates = try dailyDates(daily, offset: offset)
                 for (index, variable) in Variables.daily.enumerated() {
-                    forecast.daily[index] = try column(daily, units: dailyUnits, variable: variable, suffix: suffix,
-                                                       section: "daily", count: forecast.dailyDates.count, offset: offset)
+                    forecast.daily[index] = try column(
+                        daily, units: dailyUnits, variable: variable, suffix: suffix,
+                        section: "daily", count: forecast.dailyDates.count, offset: offset)
                 }
             }
             models.append(forecast)
@@ -305,7 +331,10 @@ public enum ForecastDecoder {
             guard let object else { return }
             let names = variables.flatMap { [$0.name] + $0.aliases }.sorted { $0.count > $1.count }
             for key in object.keys where key != "time" {
-                if names.contains(key) { unsuffixed = true; continue }
+                if names.contains(key) {
+                    unsuffixed = true
+                    continue
+                }
                 guard let base = names.first(where: { key.hasPrefix($0 + "_") }) else { continue }
                 let suffix = String(key.dropFirst(base.count + 1))
                 // Previous-runs and ensemble keys are other series, not models.
@@ -343,7 +372,9 @@ public enum ForecastDecoder {
     static func instant(_ element: JSON, section: String, index: Int, offset: Int) throws -> Int64 {
         switch element {
         case .number(let n):
-            guard n == n.rounded(), abs(n) < 1e11 else { throw DecodeError.badTime(section: section, index: index, text: String(n)) }
+            guard n == n.rounded(), abs(n) < 1e11 else {
+                throw DecodeError.badTime(section: section, index: index, text: String(n))
+            }
             return Int64(n)
         case .string(let text):
             guard let wall = CivilTime.parseLabel(text) else {
@@ -364,7 +395,9 @@ public enum ForecastDecoder {
             switch element {
             case .number(let n):
                 // Unixtime daily stamps are local midnight under the fixed offset.
-                guard n == n.rounded(), abs(n) < 1e11 else { throw DecodeError.badTime(section: "daily", index: index, text: String(n)) }
+                guard n == n.rounded(), abs(n) < 1e11 else {
+                    throw DecodeError.badTime(section: "daily", index: index, text: String(n))
+                }
                 return CivilTime.dateString(unix: Int64(n) + Int64(offset))
             case .string(let text):
                 guard text.utf8.count == 10, CivilTime.parseLabel(text) != nil else {
@@ -378,12 +411,17 @@ public enum ForecastDecoder {
     }
 
     /// One variable's column, converted to metric; nil when the section does not have it.
-    static func column(_ section: JSONObject, units: JSONObject?, variable: Variable, suffix: String?,
-                       section name: String, count: Int, offset: Int) throws -> [Double?]? {
+    static func column(
+        _ section: JSONObject, units: JSONObject?, variable: Variable, suffix: String?,
+        section name: String, count: Int, offset: Int
+    ) throws -> [Double?]? {
         var key: String?
         for candidate in [variable.name] + variable.aliases {
             let full = suffix.map { candidate + "_" + $0 } ?? candidate
-            if section[full] != nil { key = full; break }
+            if section[full] != nil {
+                key = full
+                break
+            }
         }
         guard let key, let value = section[key] else { return nil }
         guard let array = value.arrayValue else {
@@ -409,7 +447,8 @@ public enum ForecastDecoder {
                     }
                     // A huge value can overflow to infinity in the conversion; infinity is not a reading.
                     guard metric.isFinite else {
-                        throw DecodeError.badValue(section: name, variable: key, index: index, found: "\(n) \(unit), out of range in metric")
+                        throw DecodeError.badValue(
+                            section: name, variable: key, index: index, found: "\(n) \(unit), out of range in metric")
                     }
                     result[index] = metric
                 } else {
@@ -432,7 +471,8 @@ public enum ForecastDecoder {
             guard let block = value.objectValue else {
                 throw DecodeError.wrongType(field: "current", expected: "an object", found: value.typeName)
             }
-            return try currentBlock(block, units: root["current_units"]?.objectValue, field: "current", offset: offset) {
+            return try currentBlock(block, units: root["current_units"]?.objectValue, field: "current", offset: offset)
+            {
                 Variables.hourlyIndex(of: $0)
             }
         }
@@ -440,15 +480,19 @@ public enum ForecastDecoder {
             guard let block = value.objectValue else {
                 throw DecodeError.wrongType(field: "current_weather", expected: "an object", found: value.typeName)
             }
-            return try currentBlock(block, units: root["current_weather_units"]?.objectValue, field: "current_weather", offset: offset) {
+            return try currentBlock(
+                block, units: root["current_weather_units"]?.objectValue, field: "current_weather", offset: offset
+            ) {
                 Variables.legacyCurrentWeather[$0].flatMap(Variables.hourlyIndex(of:))
             }
         }
         return nil
     }
 
-    static func currentBlock(_ block: JSONObject, units: JSONObject?, field: String, offset: Int,
-                             index: (String) -> Int?) throws -> CurrentConditions? {
+    static func currentBlock(
+        _ block: JSONObject, units: JSONObject?, field: String, offset: Int,
+        index: (String) -> Int?
+    ) throws -> CurrentConditions? {
         guard let timeValue = block["time"] else { throw DecodeError.missingField("\(field).time") }
         let time = try instant(timeValue, section: field, index: 0, offset: offset)
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
@@ -464,7 +508,8 @@ public enum ForecastDecoder {
                         throw DecodeError.unknownUnit(variable: "\(field).\(key)", unit: unit)
                     }
                     guard metric.isFinite else {
-                        throw DecodeError.badValue(section: field, variable: key, index: 0, found: "\(n) \(unit), out of range in metric")
+                        throw DecodeError.badValue(
+                            section: field, variable: key, index: 0, found: "\(n) \(unit), out of range in metric")
                     }
                     values[column] = metric
                 } else {

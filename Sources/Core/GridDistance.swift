@@ -10,8 +10,10 @@ public enum GridDistance {
     public static let maxKilometres = 50.0
 
     /// The great-circle distance in kilometres (haversine, mean Earth radius).
-    public static func kilometres(latitude lat1: Double, longitude lon1: Double,
-                                  latitude lat2: Double, longitude lon2: Double) -> Double {
+    public static func kilometres(
+        latitude lat1: Double, longitude lon1: Double,
+        latitude lat2: Double, longitude lon2: Double
+    ) -> Double {
         let r = 6371.0088
         let φ1 = lat1 * .pi / 180, φ2 = lat2 * .pi / 180
         let dφ = (lat2 - lat1) * .pi / 180, dλ = (lon2 - lon1) * .pi / 180
@@ -21,9 +23,12 @@ public enum GridDistance {
 
     /// Why a grid point at (`gridLatitude`, `gridLongitude`) cannot be this location's, naming both
     /// coordinates and the distance; nil when it is within `maxKilometres` (or not a finite point).
-    public static func mismatch(location name: String, latitude: Double, longitude: Double,
-                                gridLatitude: Double, gridLongitude: Double) -> String? {
-        let distance = kilometres(latitude: latitude, longitude: longitude, latitude: gridLatitude, longitude: gridLongitude)
+    public static func mismatch(
+        location name: String, latitude: Double, longitude: Double,
+        gridLatitude: Double, gridLongitude: Double
+    ) -> String? {
+        let distance = kilometres(
+            latitude: latitude, longitude: longitude, latitude: gridLatitude, longitude: gridLongitude)
         if distance <= maxKilometres { return nil }
         let shown = distance.isFinite ? String(format: "%.0f km", distance) : "an unknown distance"
         return "the response describes the grid point \(coordinate(gridLatitude)), \(coordinate(gridLongitude)), "

@@ -117,9 +117,15 @@ public struct JSONParser {
             case UInt8(ascii: "{"): return try object(depth: depth + 1)
             case UInt8(ascii: "["): return try array(depth: depth + 1)
             case UInt8(ascii: "\""): return .string(try string())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
             default: throw fail("unexpected character '\(printable(bytes[position]))'")
             }
@@ -167,7 +173,9 @@ public struct JSONParser {
                 guard position < bytes.count else { throw fail("the document ends too early (truncated?)") }
                 switch bytes[position] {
                 case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "}"): position += 1; return .object(object)
+                case UInt8(ascii: "}"):
+                    position += 1
+                    return .object(object)
                 default: throw fail("expected ',' or '}'")
                 }
             }
@@ -189,7 +197,9 @@ public struct JSONParser {
                 guard position < bytes.count else { throw fail("the document ends too early (truncated?)") }
                 switch bytes[position] {
                 case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "]"): position += 1; return .array(elements)
+                case UInt8(ascii: "]"):
+                    position += 1
+                    return .array(elements)
                 default: throw fail("expected ',' or ']'")
                 }
             }
@@ -241,10 +251,13 @@ public struct JSONParser {
                         var scalar = try hex4()
                         if (0xD800..<0xDC00).contains(scalar) {
                             guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                                  bytes[position + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate in \\u escape") }
+                                bytes[position + 1] == UInt8(ascii: "u")
+                            else { throw fail("unpaired surrogate in \\u escape") }
                             position += 2
                             let low = try hex4()
-                            guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate in \\u escape") }
+                            guard (0xDC00..<0xE000).contains(low) else {
+                                throw fail("unpaired surrogate in \\u escape")
+                            }
                             scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                         } else if (0xDC00..<0xE000).contains(scalar) {
                             throw fail("unpaired surrogate in \\u escape")
@@ -316,7 +329,8 @@ public struct JSONParser {
             if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
                 simple = false
                 position += 1
-                if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")
+                {
                     position += 1
                 }
                 guard position < bytes.count, isDigit(bytes[position]) else { throw fail("invalid number") }

@@ -26,19 +26,21 @@ public protocol StoredSums: Sendable {
 extension ContinuousScores: StoredSums {
     public static let sumColumns = [
         SumColumn("n", count: true), SumColumn("sum_f"), SumColumn("sum_o"), SumColumn("sum_ff"), SumColumn("sum_oo"),
-        SumColumn("sum_fo"), SumColumn("sum_abs_err"), SumColumn("sum_err"), SumColumn("sum_err_sq"),
+        SumColumn("sum_fo"), SumColumn("sum_abs_err"), SumColumn("sum_err"), SumColumn("sum_err_sq")
     ]
     public var sums: [Double] { [Double(n), sumF, sumO, sumFF, sumOO, sumFO, sumAbsErr, sumErr, sumErrSq] }
     public init(sums s: ArraySlice<Double>) {
         let s = Array(s)
-        self.init(n: Int(s[0]), sumF: s[1], sumO: s[2], sumFF: s[3], sumOO: s[4], sumFO: s[5], sumAbsErr: s[6], sumErr: s[7], sumErrSq: s[8])
+        self.init(
+            n: Int(s[0]), sumF: s[1], sumO: s[2], sumFF: s[3], sumOO: s[4], sumFO: s[5], sumAbsErr: s[6], sumErr: s[7],
+            sumErrSq: s[8])
     }
 }
 
 extension Contingency: StoredSums {
     public static let sumColumns = [
         SumColumn("hits", count: true), SumColumn("false_alarms", count: true), SumColumn("misses", count: true),
-        SumColumn("correct_negatives", count: true),
+        SumColumn("correct_negatives", count: true)
     ]
     public var sums: [Double] { [Double(a), Double(b), Double(c), Double(d)] }
     public init(sums s: ArraySlice<Double>) {
@@ -48,7 +50,9 @@ extension Contingency: StoredSums {
 }
 
 extension BrierScore: StoredSums {
-    public static let sumColumns = [SumColumn("brier_n", count: true), SumColumn("brier_sum"), SumColumn("brier_events", count: true)]
+    public static let sumColumns = [
+        SumColumn("brier_n", count: true), SumColumn("brier_sum"), SumColumn("brier_events", count: true)
+    ]
     public var sums: [Double] { [Double(n), sumSquaredError, Double(occurrences)] }
     public init(sums s: ArraySlice<Double>) {
         let s = Array(s)
@@ -69,7 +73,9 @@ public struct SummarySums: Sendable, Equatable {
     public var contingency: Contingency?
     public var brier: BrierScore?
 
-    public init(continuous: ContinuousScores = ContinuousScores(), contingency: Contingency? = nil, brier: BrierScore? = nil) {
+    public init(
+        continuous: ContinuousScores = ContinuousScores(), contingency: Contingency? = nil, brier: BrierScore? = nil
+    ) {
         self.continuous = continuous
         self.contingency = contingency
         self.brier = brier

@@ -82,9 +82,12 @@ public enum CivilTime {
             i += 1
             return true
         }
-        guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2) else { return nil }
+        guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2) else {
+            return nil
+        }
         guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month) else { return nil }
-        var result = Parsed(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, offset: nil, hasTime: false)
+        var result = Parsed(
+            year: year, month: month, day: day, hour: 0, minute: 0, second: 0, offset: nil, hasTime: false)
         if i == b.count { return result }
         guard b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " ") || b[i] == UInt8(ascii: "t") else { return nil }
         i += 1
@@ -137,13 +140,15 @@ public enum CivilTime {
                 return c >= 48 && c <= 57 ? Int(c - 48) : nil
             }
             guard let y0 = d(0), let y1 = d(1), let y2 = d(2), let y3 = d(3), b[4] == 45,
-                  let m0 = d(5), let m1 = d(6), b[7] == 45, let d0 = d(8), let d1 = d(9) else { return nil }
+                let m0 = d(5), let m1 = d(6), b[7] == 45, let d0 = d(8), let d1 = d(9)
+            else { return nil }
             let year = y0 * 1000 + y1 * 100 + y2 * 10 + y3, month = m0 * 10 + m1, day = d0 * 10 + d1
             guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month) else { return nil }
             var seconds = Int64(days(year: year, month: month, day: day)) * 86400
             if b.count == 16 {
                 guard b[10] == UInt8(ascii: "T"), let h0 = d(11), let h1 = d(12), b[13] == 58,
-                      let n0 = d(14), let n1 = d(15) else { return nil }
+                    let n0 = d(14), let n1 = d(15)
+                else { return nil }
                 let hour = h0 * 10 + h1, minute = n0 * 10 + n1
                 guard hour <= 23, minute <= 59 else { return nil }
                 seconds += Int64(hour * 3600 + minute * 60)

@@ -28,7 +28,10 @@ public struct Variable: Sendable, Hashable, CustomStringConvertible {
     /// Whether reaching the event threshold is also scored as a yes/no event (contingency table).
     public let hasEvent: Bool
 
-    public init(name: String, quantity: Quantity, aliases: [String], verification: Verification = .continuous, hasEvent: Bool = false) {
+    public init(
+        name: String, quantity: Quantity, aliases: [String], verification: Verification = .continuous,
+        hasEvent: Bool = false
+    ) {
         self.name = name
         self.quantity = quantity
         self.aliases = aliases
@@ -41,7 +44,9 @@ public struct Variable: Sendable, Hashable, CustomStringConvertible {
     /// The variable whose observation a forecast of this one is scored against (itself, except for
     /// a probability of another variable's event).
     public var observedVariable: Variable {
-        guard case .probability(let other) = verification, let variable = Variables.hourlyVariable(named: other) else { return self }
+        guard case .probability(let other) = verification, let variable = Variables.hourlyVariable(named: other) else {
+            return self
+        }
         return variable
     }
 
@@ -71,17 +76,23 @@ public enum Variables {
     /// Hourly variables; also the columns of observations.
     public static let hourly: [Variable] = [
         Variable(name: "temperature_2m", quantity: .temperature, aliases: [], verification: .continuous),
-        Variable(name: "relative_humidity_2m", quantity: .percent, aliases: ["relativehumidity_2m"], verification: .continuous),
+        Variable(
+            name: "relative_humidity_2m", quantity: .percent, aliases: ["relativehumidity_2m"],
+            verification: .continuous),
         Variable(name: "dew_point_2m", quantity: .temperature, aliases: ["dewpoint_2m"], verification: .continuous),
         Variable(name: "apparent_temperature", quantity: .temperature, aliases: [], verification: .continuous),
-        Variable(name: "precipitation_probability", quantity: .percent, aliases: [], verification: .probability(of: "precipitation")),
-        Variable(name: "precipitation", quantity: .precipitation, aliases: [], verification: .continuous, hasEvent: true),
+        Variable(
+            name: "precipitation_probability", quantity: .percent, aliases: [],
+            verification: .probability(of: "precipitation")),
+        Variable(
+            name: "precipitation", quantity: .precipitation, aliases: [], verification: .continuous, hasEvent: true),
         Variable(name: "weather_code", quantity: .code, aliases: ["weathercode"], verification: .categorical),
         Variable(name: "cloud_cover", quantity: .percent, aliases: ["cloudcover"], verification: .continuous),
         Variable(name: "pressure_msl", quantity: .pressure, aliases: [], verification: .continuous),
         Variable(name: "wind_speed_10m", quantity: .speed, aliases: ["windspeed_10m"], verification: .continuous),
-        Variable(name: "wind_direction_10m", quantity: .direction, aliases: ["winddirection_10m"], verification: .circular),
-        Variable(name: "wind_gusts_10m", quantity: .speed, aliases: ["windgusts_10m"], verification: .continuous),
+        Variable(
+            name: "wind_direction_10m", quantity: .direction, aliases: ["winddirection_10m"], verification: .circular),
+        Variable(name: "wind_gusts_10m", quantity: .speed, aliases: ["windgusts_10m"], verification: .continuous)
     ]
 
     /// Daily variables; `sunrise` and `sunset` are instants.
@@ -93,7 +104,7 @@ public enum Variables {
         Variable(name: "precipitation_probability_max", quantity: .percent, aliases: []),
         Variable(name: "wind_speed_10m_max", quantity: .speed, aliases: ["windspeed_10m_max"]),
         Variable(name: "sunrise", quantity: .instant, aliases: []),
-        Variable(name: "sunset", quantity: .instant, aliases: []),
+        Variable(name: "sunset", quantity: .instant, aliases: [])
     ]
 
     /// Names of the hourly variables, in column order.
@@ -115,7 +126,7 @@ public enum Variables {
         "temperature": "temperature_2m",
         "windspeed": "wind_speed_10m",
         "winddirection": "wind_direction_10m",
-        "weathercode": "weather_code",
+        "weathercode": "weather_code"
     ]
 
     /// Converts a value in `unit` (as Open-Meteo writes units) to wxdb's metric unit for `quantity`.
@@ -200,7 +211,9 @@ public enum WeatherCode {
 
     /// The 16-point compass name of a wind direction in degrees.
     public static func compass(_ degrees: Double) -> String {
-        let points = ["N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW"]
+        let points = [
+            "N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW"
+        ]
         let normalized = (degrees.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360)
         return points[Int((normalized / 22.5).rounded()) % 16]
     }

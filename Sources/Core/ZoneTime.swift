@@ -43,10 +43,12 @@ extension ZoneTime {
     /// characters tz-database names use, and known to this machine's time zone database.
     public static func isValidName(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= maxNameLength,
-              name.utf8.allSatisfy({ byte in
-                  (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
-                      || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
-              }) else { return false }
+            name.utf8.allSatisfy({ byte in
+                (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                    || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "+")
+            })
+        else { return false }
         return TimeZone(identifier: name) != nil
     }
 }

@@ -37,10 +37,15 @@ public struct Backfill {
         guard start <= requestedEnd else { throw BackfillError.badRange("--from \(fromDate) is after --to \(toDate)") }
         // Nothing after `now` has been observed: the range stops at today's local date, and only
         // hours at or before `now` are kept (the archive would answer later ones with forecasts).
-        guard let today = CivilTime.parseLabel(ZoneTime.date(of: now, timezone: location.timezone == "auto" ? "UTC" : location.timezone)) else {
+        guard
+            let today = CivilTime.parseLabel(
+                ZoneTime.date(of: now, timezone: location.timezone == "auto" ? "UTC" : location.timezone))
+        else {
             throw BackfillError.badRange("the location's time zone is not usable")
         }
-        guard start <= today else { throw BackfillError.badRange("--from \(fromDate) is in the future; observations exist only for past hours") }
+        guard start <= today else {
+            throw BackfillError.badRange("--from \(fromDate) is in the future; observations exist only for past hours")
+        }
         let end = min(requestedEnd, today)
         var result = Result()
         result.stoppedEarly = requestedEnd >= today
@@ -49,18 +54,21 @@ public struct Backfill {
             let chunkEnd = min(end, chunkStart + Int64(Self.chunkDays - 1) * 86400)
             let query: [(String, String)] = [
                 ("latitude", String(location.latitude)), ("longitude", String(location.longitude)),
-                ("start_date", CivilTime.dateString(unix: chunkStart)), ("end_date", CivilTime.dateString(unix: chunkEnd)),
+                ("start_date", CivilTime.dateString(unix: chunkStart)),
+                ("end_date", CivilTime.dateString(unix: chunkEnd)),
                 ("hourly", Self.variables.joined(separator: ",")),
                 ("timezone", location.timezone == "auto" ? "auto" : location.timezone), ("timeformat", "unixtime"),
-                ("temperature_unit", "celsius"), ("wind_speed_unit", "kmh"), ("precipitation_unit", "mm"),
+                ("temperature_unit", "celsius"), ("wind_speed_unit", "kmh"), ("precipitation_unit", "mm")
             ]
             do {
                 let url = try endpoints.url(endpoints.archive, query)
                 let response = try await client.get(url)
                 result.requests += 1
                 let decoded = try ForecastDecoder.decodeSingle(response.body, defaultModel: "era5")
-                if let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,
-                                                       gridLatitude: decoded.latitude, gridLongitude: decoded.longitude) {
+                if let problem = GridDistance.mismatch(
+                    location: location.name, latitude: location.latitude, longitude: location.longitude,
+                    gridLatitude: decoded.latitude, gridLongitude: decoded.longitude)
+                {
                     throw BackfillError.refused(problem)
                 }
                 let saved = try save(decoded, location: location, now: now)
@@ -69,9 +77,10 @@ public struct Backfill {
             } catch {
                 // The server's texts may quote the key back.
                 let reason = HTTPClient.scrub(userMessage(for: error), secret: endpoints.apiKey)
-                throw BackfillError.failedPartway(reason: reason, stored: result, from: fromDate,
-                                                  through: chunkStart > start ? CivilTime.dateString(unix: chunkStart - 86400) : nil,
-                                                  failedFrom: CivilTime.dateString(unix: chunkStart))
+                throw BackfillError.failedPartway(
+                    reason: reason, stored: result, from: fromDate,
+                    through: chunkStart > start ? CivilTime.dateString(unix: chunkStart - 86400) : nil,
+                    failedFrom: CivilTime.dateString(unix: chunkStart))
             }
             chunkStart = chunkEnd + 86400
         }
@@ -82,7 +91,8 @@ public struct Backfill {
     /// archive does not have yet (all null) are skipped. Returns the count and the last hour kept.
     func save(_ decoded: ForecastResponse, location: Location, now: Int64) throws -> (hours: Int, last: Int64?) {
         guard let series = decoded.models.first else { return (0, nil) }
-        let hours = try store.saveObservations(series, through: now, locationID: location.id, source: "era5", recordedAt: now)
+        let hours = try store.saveObservations(
+            series, through: now, locationID: location.id, source: "era5", recordedAt: now)
         return (hours, series.hourlyTimes.filter { $0 <= now }.max())
     }
 }
@@ -96,11 +106,13 @@ public enum BackfillError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .badRange(let why): return "invalid date range: \(why); give --from and --to as YYYY-MM-DD, the earlier first"
+        case .badRange(let why):
+            return "invalid date range: \(why); give --from and --to as YYYY-MM-DD, the earlier first"
         case .refused(let why): return why
         case .failedPartway(let reason, let stored, let from, let through, let failedFrom):
             guard let through else { return "\(reason). Nothing was stored" }
-            return "\(reason). Before this failure \(stored.hours) hours of era5 observations from \(from) through \(through) "
+            return
+                "\(reason). Before this failure \(stored.hours) hours of era5 observations from \(from) through \(through) "
                 + "were stored and are kept; run the command again with --from \(failedFrom) for the rest (stored hours are not changed)"
         }
     }

@@ -38,7 +38,7 @@ public struct ForecastRequest: Sendable {
             ("past_days", String(pastDays)),
             ("temperature_unit", "celsius"),
             ("wind_speed_unit", "kmh"),
-            ("precipitation_unit", "mm"),
+            ("precipitation_unit", "mm")
         ] + elevationQuery
     }
 
@@ -57,9 +57,10 @@ public struct ForecastRequest: Sendable {
     /// Open-Meteo's weighted call count for this request: per location
     /// `max(1, v/10 × max(1, days/14))`, v = variables × models (Open-Meteo's free-tier weighting).
     public var weight: Double {
-        Double(locations.count) * Self.weightPerLocation(
-            variables: Variables.hourly.count + Variables.daily.count + Self.currentVariables.count,
-            models: models.count, days: forecastDays + pastDays)
+        Double(locations.count)
+            * Self.weightPerLocation(
+                variables: Variables.hourly.count + Variables.daily.count + Self.currentVariables.count,
+                models: models.count, days: forecastDays + pastDays)
     }
 
     /// A generous upper bound on the size of this request's answer in bytes: every hourly and
@@ -106,10 +107,16 @@ public struct BudgetUse: Sendable, Equatable {
     /// Why sending `weight` more now would break a limit, or nil when it fits.
     public func refusal(adding weight: Double, limits: RateLimits) -> String? {
         if day + weight > limits.perDay {
-            return String(format: "would exceed Open-Meteo's free daily limit (%.0f of %.0f weighted calls used today, this request is %.1f); fewer locations, models or --forecast-days, or an API key, fit", day, limits.perDay, weight)
+            return String(
+                format:
+                    "would exceed Open-Meteo's free daily limit (%.0f of %.0f weighted calls used today, this request is %.1f); fewer locations, models or --forecast-days, or an API key, fit",
+                day, limits.perDay, weight)
         }
         if hour + weight > limits.perHour {
-            return String(format: "would exceed Open-Meteo's free hourly limit (%.0f of %.0f weighted calls used this hour, this request is %.1f); try again next hour", hour, limits.perHour, weight)
+            return String(
+                format:
+                    "would exceed Open-Meteo's free hourly limit (%.0f of %.0f weighted calls used this hour, this request is %.1f); try again next hour",
+                hour, limits.perHour, weight)
         }
         return nil
     }
@@ -127,7 +134,8 @@ public enum ModelDomains {
         "gem_seamless": "cmc_gem_gdps", "gem_global": "cmc_gem_gdps",
         "jma_seamless": "jma_gsm", "jma_msm": "jma_msm", "jma_gsm": "jma_gsm",
         "metno_nordic": "metno_nordic_pp", "metno_seamless": "metno_nordic_pp",
-        "meteofrance_arpege_world": "meteofrance_arpege_world025", "meteofrance_arome_france": "meteofrance_arome_france0025",
-        "ukmo_global_deterministic_10km": "ukmo_global_deterministic_10km",
+        "meteofrance_arpege_world": "meteofrance_arpege_world025",
+        "meteofrance_arome_france": "meteofrance_arome_france0025",
+        "ukmo_global_deterministic_10km": "ukmo_global_deterministic_10km"
     ]
 }

@@ -26,7 +26,8 @@ public enum GeocodingError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .noMatch(let name, let country):
             let scope = country.map { " in country \($0)" } ?? ""
-            return "Open-Meteo's geocoding found no place named \"\(name)\"\(scope); check the spelling, or give --lat and --lon"
+            return
+                "Open-Meteo's geocoding found no place named \"\(name)\"\(scope); check the spelling, or give --lat and --lon"
         case .badResponse(let detail):
             return "the geocoding answer could not be read (\(detail)); try again, or give --lat and --lon"
         }
@@ -50,7 +51,8 @@ public struct Geocoder: Sendable {
         let url = try endpoints.url(endpoints.geocoding, query)
         let response = try await client.get(url)
         let places = try Self.parse(response.body)
-        let match = country.map { code in places.first { $0.countryCode?.uppercased() == code.uppercased() } } ?? places.first
+        let match =
+            country.map { code in places.first { $0.countryCode?.uppercased() == code.uppercased() } } ?? places.first
         guard let match else { throw GeocodingError.noMatch(name: name, country: country) }
         return match
     }
@@ -60,22 +62,25 @@ public struct Geocoder: Sendable {
         let json: JSON
         do { json = try JSONParser.parse(body) } catch { throw GeocodingError.badResponse("\(error)") }
         if json["error"]?.boolValue == true {
-            throw GeocodingError.badResponse((json["reason"]?.stringValue ?? "error without a reason").clippedForMessage(200))
+            throw GeocodingError.badResponse(
+                (json["reason"]?.stringValue ?? "error without a reason").clippedForMessage(200))
         }
         guard let results = json["results"] else { return [] }
         guard let array = results.arrayValue else { throw GeocodingError.badResponse("results is \(results.typeName)") }
         return try array.map { item in
             guard let name = item["name"]?.stringValue, let latitude = item["latitude"]?.numberValue,
-                  let longitude = item["longitude"]?.numberValue else {
+                let longitude = item["longitude"]?.numberValue
+            else {
                 throw GeocodingError.badResponse("a result lacks name, latitude or longitude")
             }
             // A zone the zone database does not know is dropped (the first ingest learns the real one).
             let timezone = item["timezone"]?.stringValue.flatMap { ZoneTime.isValidName($0) ? $0 : nil }
             // An elevation no place on Earth has is dropped (Open-Meteo's terrain model is used instead).
             let elevation = item["elevation"]?.numberValue.flatMap { (-500...9000).contains($0) ? $0 : nil }
-            return Place(name: name, latitude: latitude, longitude: longitude, elevation: elevation,
-                         timezone: timezone, countryCode: item["country_code"]?.stringValue,
-                         country: item["country"]?.stringValue, admin1: item["admin1"]?.stringValue)
+            return Place(
+                name: name, latitude: latitude, longitude: longitude, elevation: elevation,
+                timezone: timezone, countryCode: item["country_code"]?.stringValue,
+                country: item["country"]?.stringValue, admin1: item["admin1"]?.stringValue)
         }
     }
 }

@@ -19,8 +19,9 @@
 //   minutely limit) instead of backing off by milliseconds; the hourly and daily limits are not
 //   retried at all. Waits go through an injectable sleeper, so tests count attempts, not seconds.
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A successful (2xx) HTTP response.
@@ -75,33 +76,44 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .transport(let message):
-            return "Could not reach Open-Meteo: \(message). wxdb retries connection problems automatically; check the network connection and the configured base URL, then try again."
+            return
+                "Could not reach Open-Meteo: \(message). wxdb retries connection problems automatically; check the network connection and the configured base URL, then try again."
         case .timedOut(let seconds):
-            return "Open-Meteo did not answer within \(Self.format(seconds)) s. wxdb retries timeouts automatically; the service may be slow or unreachable, so try again later or raise the timeout."
+            return
+                "Open-Meteo did not answer within \(Self.format(seconds)) s. wxdb retries timeouts automatically; the service may be slow or unreachable, so try again later or raise the timeout."
         case .http(let status, let reason):
             let detail = reason.map { ": \($0)" } ?? ""
             if status >= 500 {
-                return "Open-Meteo had a server error (HTTP \(status)\(detail)). This is usually temporary and wxdb retries it; if it persists, try again later."
+                return
+                    "Open-Meteo had a server error (HTTP \(status)\(detail)). This is usually temporary and wxdb retries it; if it persists, try again later."
             }
-            return "Open-Meteo rejected the request (HTTP \(status)\(detail)). wxdb does not retry this; check the locations, variables and options of the request."
+            return
+                "Open-Meteo rejected the request (HTTP \(status)\(detail)). wxdb does not retry this; check the locations, variables and options of the request."
         case .rateLimited(let reason):
             let detail = reason ?? "no reason given"
             switch RateLimitWindow(reason: reason) {
             case .minute:
-                return "Open-Meteo refused the request: minutely rate limit reached (\(detail)). wxdb waits for the next minute before trying again; if it persists, reduce locations, variables or fetch frequency."
+                return
+                    "Open-Meteo refused the request: minutely rate limit reached (\(detail)). wxdb waits for the next minute before trying again; if it persists, reduce locations, variables or fetch frequency."
             case .hour:
-                return "Open-Meteo refused the request: hourly rate limit reached (\(detail)). wxdb does not retry this; try again next hour, or reduce locations, variables or fetch frequency."
+                return
+                    "Open-Meteo refused the request: hourly rate limit reached (\(detail)). wxdb does not retry this; try again next hour, or reduce locations, variables or fetch frequency."
             case .day:
-                return "Open-Meteo refused the request: daily rate limit reached (\(detail)). wxdb does not retry this; try again tomorrow, or reduce locations, models or fetch frequency (or use an API key)."
+                return
+                    "Open-Meteo refused the request: daily rate limit reached (\(detail)). wxdb does not retry this; try again tomorrow, or reduce locations, models or fetch frequency (or use an API key)."
             case .other:
-                return "Open-Meteo refused the request: rate limit reached (\(detail)). wxdb retries after the wait the server asks for, or with backoff; if it persists, wait, or reduce locations, variables or fetch frequency."
+                return
+                    "Open-Meteo refused the request: rate limit reached (\(detail)). wxdb retries after the wait the server asks for, or with backoff; if it persists, wait, or reduce locations, variables or fetch frequency."
             }
         case .redirected(let location):
-            return "Open-Meteo redirected the request to \(location). wxdb does not follow redirects; this usually means an API key was sent to the free host: use the customer- host for commercial keys, or check the configured base URL."
+            return
+                "Open-Meteo redirected the request to \(location). wxdb does not follow redirects; this usually means an API key was sent to the free host: use the customer- host for commercial keys, or check the configured base URL."
         case .invalidBody(let message):
-            return "Open-Meteo answered, but the response is unusable: \(message). This usually is a server or proxy problem and wxdb retries it; if it persists, try again later."
+            return
+                "Open-Meteo answered, but the response is unusable: \(message). This usually is a server or proxy problem and wxdb retries it; if it persists, try again later."
         case .tooLarge(let limit):
-            return "Open-Meteo's answer grew past \(Self.mebibytes(limit)), wxdb's limit for one response, and was cut off; nothing from it was stored. A real answer is far smaller, so this is a server or proxy fault; try again later, or ask for fewer locations, models or days at a time."
+            return
+                "Open-Meteo's answer grew past \(Self.mebibytes(limit)), wxdb's limit for one response, and was cut off; nothing from it was stored. A real answer is far smaller, so this is a server or proxy fault; try again later, or ask for fewer locations, models or days at a time."
         }
     }
 
@@ -135,10 +147,15 @@ public enum RateLimitWindow: Sendable, Equatable {
 
     public init(reason: String?) {
         let text = (reason ?? "").lowercased()
-        if text.contains("minutely") || text.contains("one minute") { self = .minute }
-        else if text.contains("hourly") || text.contains("next hour") { self = .hour }
-        else if text.contains("daily") || text.contains("tomorrow") { self = .day }
-        else { self = .other }
+        if text.contains("minutely") || text.contains("one minute") {
+            self = .minute
+        } else if text.contains("hourly") || text.contains("next hour") {
+            self = .hour
+        } else if text.contains("daily") || text.contains("tomorrow") {
+            self = .day
+        } else {
+            self = .other
+        }
     }
 
     var isRetryable: Bool { self == .minute || self == .other }
@@ -161,8 +178,10 @@ public struct RetryPolicy: Sendable, Equatable {
     /// Fraction 0...1 of each delay that is randomized away (spreads simultaneous clients).
     public var jitter: Double
 
-    public init(attempts: Int = 4, baseDelay: TimeInterval = 0.5, maxDelay: TimeInterval = 8,
-                maxTotal: TimeInterval = 60, jitter: Double = 0.5) {
+    public init(
+        attempts: Int = 4, baseDelay: TimeInterval = 0.5, maxDelay: TimeInterval = 8,
+        maxTotal: TimeInterval = 60, jitter: Double = 0.5
+    ) {
         self.attempts = max(1, attempts)
         self.baseDelay = max(0, baseDelay)
         self.maxDelay = max(0, maxDelay)
@@ -230,10 +249,12 @@ public final class HTTPClient: Sendable {
     ///   - userAgent: sent as `User-Agent` (Open-Meteo asks API users to identify themselves).
     ///   - maxBodyBytes: the largest body accepted; a larger one is cut off as it arrives.
     ///   - sleep, now: how to wait and what time it is (tests inject both).
-    public init(timeout: TimeInterval = 30, retry: RetryPolicy = .init(), userAgent: String,
-                maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes,
-                sleep: @escaping @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep,
-                now: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        timeout: TimeInterval = 30, retry: RetryPolicy = .init(), userAgent: String,
+        maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes,
+        sleep: @escaping @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.timeout = timeout
         self.retry = retry
         self.userAgent = userAgent
@@ -268,7 +289,9 @@ public final class HTTPClient: Sendable {
 
     /// GET with retries, reporting every attempt (success or failure) to `onAttempt` before the
     /// next one starts, so the caller can write a complete fetch log.
-    public func get(_ url: URL, maxBodyBytes: Int? = nil, onAttempt: (Attempt) -> Void) async throws(FetchError) -> HTTPResponse {
+    public func get(_ url: URL, maxBodyBytes: Int? = nil, onAttempt: (Attempt) -> Void) async throws(FetchError)
+        -> HTTPResponse
+    {
         let clock = ContinuousClock()
         let limit = max(1, maxBodyBytes ?? self.maxBodyBytes)
         let secret = Self.apiKey(in: url)
@@ -308,8 +331,10 @@ public final class HTTPClient: Sendable {
                 let d = outcome.serverWait ?? retry.delay(beforeRetry: number)
                 if spent + d < retry.maxTotal { wait = d }
             }
-            onAttempt(Attempt(number: number, url: shownURL, startedAt: startedAt, duration: duration,
-                              status: outcome.status, bytes: outcome.bytes, error: error, retryAfter: wait))
+            onAttempt(
+                Attempt(
+                    number: number, url: shownURL, startedAt: startedAt, duration: duration,
+                    status: outcome.status, bytes: outcome.bytes, error: error, retryAfter: wait))
 
             switch outcome.result {
             case .success(let response): return response
@@ -337,7 +362,9 @@ public final class HTTPClient: Sendable {
         var out = scrub(text)
         guard let secret, !secret.isEmpty else { return out }
         var forms = [secret]
-        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret { forms.append(encoded) }
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret {
+            forms.append(encoded)
+        }
         for form in forms { out = out.replacingOccurrences(of: form, with: "[API key]") }
         return out
     }
@@ -347,7 +374,9 @@ public final class HTTPClient: Sendable {
     static func removing(_ secret: String?, from body: Data) -> Data {
         guard let secret, !secret.isEmpty else { return body }
         var forms = [Data(secret.utf8)]
-        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret { forms.append(Data(encoded.utf8)) }
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret {
+            forms.append(Data(encoded.utf8))
+        }
         var out = body
         let mask = Data("[API key]".utf8)
         for form in forms {
@@ -400,8 +429,9 @@ public final class HTTPClient: Sendable {
     /// Removes `apikey=…` from free text (error messages from the URL loading system can quote
     /// the URL).
     static func scrub(_ text: String) -> String {
-        text.replacingOccurrences(of: "[?&]?apikey=[^&\\s\"'<>]*", with: "",
-                                  options: [.regularExpression, .caseInsensitive])
+        text.replacingOccurrences(
+            of: "[?&]?apikey=[^&\\s\"'<>]*", with: "",
+            options: [.regularExpression, .caseInsensitive])
     }
 
     private static func seconds(_ d: Duration) -> Double {
@@ -420,7 +450,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// Runs one request and classifies the answer.
-    private func once(_ request: URLRequest, deadline: TimeInterval, shownURL: String, limit: Int, secret: String?) async -> Outcome {
+    private func once(_ request: URLRequest, deadline: TimeInterval, shownURL: String, limit: Int, secret: String?)
+        async -> Outcome
+    {
         let raw = await transfer(request, deadline: deadline, limit: limit)
         switch raw {
         case .failure(let error):
@@ -441,17 +473,24 @@ public final class HTTPClient: Sendable {
             let result: Result<HTTPResponse, FetchError>
             switch status {
             case 200..<300:
-                if let problem = Self.bodyProblem(response) { result = .failure(.invalidBody(problem)) } else { result = .success(response) }
+                if let problem = Self.bodyProblem(response) {
+                    result = .failure(.invalidBody(problem))
+                } else {
+                    result = .success(response)
+                }
             case 300..<400:
-                let location = headers["location"].map { URL(string: $0).map(Self.redacted) ?? Self.scrub($0) } ?? "an unknown location"
+                let location =
+                    headers["location"].map { URL(string: $0).map(Self.redacted) ?? Self.scrub($0) }
+                    ?? "an unknown location"
                 result = .failure(.redirected(location))
             case 429:
                 result = .failure(.rateLimited(reason: Self.reason(body)))
             default:
                 result = .failure(.http(status: status, reason: Self.reason(body)))
             }
-            return Outcome(result: result, status: status, bytes: body.count,
-                           serverWait: Self.serverWait(status: status, headers: headers, reason: Self.reason(body), now: now()))
+            return Outcome(
+                result: result, status: status, bytes: body.count,
+                serverWait: Self.serverWait(status: status, headers: headers, reason: Self.reason(body), now: now()))
         }
     }
 
@@ -472,7 +511,8 @@ public final class HTTPClient: Sendable {
         }
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         guard let first = r.body.first(where: { !isSpace($0) }), let last = r.body.last(where: { !isSpace($0) }),
-              (first == UInt8(ascii: "{") && last == UInt8(ascii: "}")) || (first == UInt8(ascii: "[") && last == UInt8(ascii: "]"))
+            (first == UInt8(ascii: "{") && last == UInt8(ascii: "}"))
+                || (first == UInt8(ascii: "[") && last == UInt8(ascii: "]"))
         else { return "the body is not a complete JSON document" }
         return nil
     }
@@ -490,13 +530,16 @@ public final class HTTPClient: Sendable {
     /// Starts the data task and waits for whichever comes first: completion, the deadline or
     /// cancellation of the calling task. The deadline is our own timer because URLSession's
     /// request timeout is an *idle* timeout: a body trickling in slowly would never trip it.
-    private func transfer(_ request: URLRequest, deadline: TimeInterval, limit: Int) async -> Result<(HTTPURLResponse, Data), FetchError> {
+    private func transfer(_ request: URLRequest, deadline: TimeInterval, limit: Int) async -> Result<
+        (HTTPURLResponse, Data), FetchError
+    > {
         let task = session.dataTask(with: request)
         let id = task.taskIdentifier
         let delegate = self.delegate
         let timeout = self.timeout
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<(HTTPURLResponse, Data), FetchError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<(HTTPURLResponse, Data), FetchError>, Never>) in
                 delegate.register(id, limit: limit) { result in continuation.resume(returning: result) }
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
@@ -548,15 +591,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         return true
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         let id = dataTask.taskIdentifier
         let limit = lock.withLock { () -> Int? in
             pending[id]?.response = response as? HTTPURLResponse
             return pending[id]?.limit
         }
         // A declared length past the limit is refused before a byte of the body arrives.
-        if let limit, response.expectedContentLength > Int64(limit), finish(id, with: .failure(.tooLarge(limit: limit))) {
+        if let limit, response.expectedContentLength > Int64(limit), finish(id, with: .failure(.tooLarge(limit: limit)))
+        {
             completionHandler(.cancel)
             return
         }
@@ -576,8 +622,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let over, finish(id, with: .failure(.tooLarge(limit: over))) { dataTask.cancel() }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
         // nil = do not follow; the 3xx itself completes the task and is classified by the client.
         // On Linux, FoundationNetworking traps ("Received callback for HTTP redirection, but we're
         // not waiting for it") when this answer arrives after the task was cancelled. Both this

@@ -26,7 +26,8 @@ public struct IngestSummary: Sendable {
     public var line: String {
         var text = "ingest: \(stored) stored, \(repeated) repeated, \(failed.count) failed"
         if !removed.isEmpty {
-            text += ", \(removed.count) removed while it ran (\(removed.prefix(3).joined(separator: ", "))\(removed.count > 3 ? " and \(removed.count - 3) more" : ""))"
+            text +=
+                ", \(removed.count) removed while it ran (\(removed.prefix(3).joined(separator: ", "))\(removed.count > 3 ? " and \(removed.count - 3) more" : ""))"
         }
         if !failed.isEmpty {
             // Group identical reasons so a batch failure reads once.
@@ -36,11 +37,16 @@ public struct IngestSummary: Sendable {
                 if names[reason] == nil { order.append(reason) }
                 names[reason, default: []].append(location)
             }
-            text += " (" + order.map { reason in
-                let who = Array(Set(names[reason]!)).sorted()
-                let list = who.count > 3 ? who.prefix(3).joined(separator: ", ") + " and \(who.count - 3) more" : who.joined(separator: ", ")
-                return "\(list): \(reason)"
-            }.joined(separator: "; ") + ")"
+            text +=
+                " ("
+                + order.map { reason in
+                    let who = Array(Set(names[reason]!)).sorted()
+                    let list =
+                        who.count > 3
+                        ? who.prefix(3).joined(separator: ", ") + " and \(who.count - 3) more"
+                        : who.joined(separator: ", ")
+                    return "\(list): \(reason)"
+                }.joined(separator: "; ") + ")"
         }
         return text
     }
@@ -63,7 +69,9 @@ public final class Ingestor {
     /// Called with what a person running the ingest should know, such as why it waits.
     public var notice: ((String) -> Void)?
     /// Waits this many seconds (tests replace it so they never sleep).
-    public var sleep: (Int64) async -> Void = { seconds in try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000) }
+    public var sleep: (Int64) async -> Void = { seconds in
+        try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000)
+    }
 
     public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
@@ -90,8 +98,9 @@ public final class Ingestor {
         return order.flatMap { models -> [ForecastRequest] in
             let members = groups[models]!
             return stride(from: 0, to: members.count, by: ForecastRequest.maxLocations).map { start in
-                ForecastRequest(locations: Array(members[start..<min(start + ForecastRequest.maxLocations, members.count)]),
-                                models: models, forecastDays: options.forecastDays, pastDays: options.pastDays)
+                ForecastRequest(
+                    locations: Array(members[start..<min(start + ForecastRequest.maxLocations, members.count)]),
+                    models: models, forecastDays: options.forecastDays, pastDays: options.pastDays)
             }
         }
     }
@@ -119,11 +128,13 @@ public final class Ingestor {
     /// a blend, unknown, or the metadata cannot be had (never an ingest failure).
     func modelRunTime(_ model: String) async -> Int64? {
         guard let domain = ModelDomains.domains[model],
-              let url = URL(string: endpoints.meta + "/" + domain + "/static/meta.json") else { return nil }
+            let url = URL(string: endpoints.meta + "/" + domain + "/static/meta.json")
+        else { return nil }
         let quick = HTTPClient(timeout: min(client.timeout, 10), retry: .none, userAgent: client.userAgent)
         guard let response = try? await quick.get(url),
-              let json = try? JSONParser.parse(response.body),
-              let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded() else { return nil }
+            let json = try? JSONParser.parse(response.body),
+            let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded()
+        else { return nil }
         // A run from the future, or older than any forecast wxdb asks for, is not the run this
         // answer came from: every lead time would be wrong, so fall back to the fetch time.
         let now = Double(nowUnix)
@@ -131,7 +142,9 @@ public final class Ingestor {
         return Int64(time)
     }
 
-    func fetch(_ request: ForecastRequest, issuedAt: [String: Int64], options: IngestOptions, summary: inout IngestSummary) async {
+    func fetch(
+        _ request: ForecastRequest, issuedAt: [String: Int64], options: IngestOptions, summary: inout IngestSummary
+    ) async {
         let perRowWeight = request.weight / Double(request.locations.count * request.models.count)
         // Every text that reaches the fetch log or the summary may quote the server, which may
         // quote the key back: scrub it once, here, for all of them.
@@ -139,7 +152,9 @@ public final class Ingestor {
         // One failed attempt, logged for the given locations (all by default) and every model in one transaction.
         func logFailures(_ record: FetchRecord, _ reason: String, for locations: [Location]? = nil) {
             let reason = HTTPClient.scrub(reason, secret: secret)
-            let targets = (locations ?? request.locations).flatMap { location in request.models.map { (Optional(location.id), Optional($0)) } }
+            let targets = (locations ?? request.locations).flatMap { location in
+                request.models.map { (Optional(location.id), Optional($0)) }
+            }
             try? store.logFailures(record, for: targets, error: reason)
         }
         func noteFailed(_ reason: String, for locations: [Location]? = nil) {
@@ -150,7 +165,10 @@ public final class Ingestor {
         }
         func failAll(_ reason: String, status: Int? = nil, url: String?, weightPerRow: Double? = nil) {
             noteFailed(reason)
-            logFailures(FetchRecord(fetchedAt: nowUnix, origin: .fetch, request: url, httpStatus: status, apiWeight: weightPerRow), reason)
+            logFailures(
+                FetchRecord(
+                    fetchedAt: nowUnix, origin: .fetch, request: url, httpStatus: status, apiWeight: weightPerRow),
+                reason)
         }
 
         let url: URL
@@ -168,7 +186,11 @@ public final class Ingestor {
                 if use.minute + request.weight > options.limits.perMinute {
                     // The minute window resets soon: wait for it rather than be refused.
                     let wait = 61 - nowUnix % 60
-                    notice?(String(format: "Waiting %d s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f", wait, use.minute, options.limits.perMinute, request.weight))
+                    notice?(
+                        String(
+                            format:
+                                "Waiting %d s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f",
+                            wait, use.minute, options.limits.perMinute, request.weight))
                     await sleep(wait)
                     use = try BudgetUse.read(store, now: nowUnix)
                 }
@@ -183,16 +205,20 @@ public final class Ingestor {
         }
 
         summary.requests += 1
-        log?("GET \(shownURL) (\(request.locations.count) location(s), weight \(String(format: "%.1f", request.weight)))")
+        log?(
+            "GET \(shownURL) (\(request.locations.count) location(s), weight \(String(format: "%.1f", request.weight)))"
+        )
         let response: HTTPResponse
         do {
             // Failed attempts count as one call each at Open-Meteo, shared by the batch's rows.
             let failedShare = 1 / Double(request.locations.count * request.models.count)
-            response = try await client.get(url, maxBodyBytes: max(client.maxBodyBytes, request.responseByteBound)) { attempt in
+            response = try await client.get(url, maxBodyBytes: max(client.maxBodyBytes, request.responseByteBound)) {
+                attempt in
                 guard let error = attempt.error else { return }
-                let record = FetchRecord(fetchedAt: Int64(attempt.startedAt.timeIntervalSince1970 + attempt.duration),
-                                         origin: .fetch, request: shownURL, httpStatus: attempt.status,
-                                         durationMilliseconds: Int(attempt.duration * 1000), apiWeight: failedShare)
+                let record = FetchRecord(
+                    fetchedAt: Int64(attempt.startedAt.timeIntervalSince1970 + attempt.duration),
+                    origin: .fetch, request: shownURL, httpStatus: attempt.status,
+                    durationMilliseconds: Int(attempt.duration * 1000), apiWeight: failedShare)
                 logFailures(record, error.description + (attempt.retryAfter != nil ? " (retrying)" : ""))
             }
         } catch {
@@ -204,14 +230,16 @@ public final class Ingestor {
         let fetchedAt = nowUnix
         let decoded: [ForecastDecoder.Element]
         do {
-            decoded = try ForecastDecoder.decodeEach(response.body, defaultModel: request.models[0], models: request.models)
+            decoded = try ForecastDecoder.decodeEach(
+                response.body, defaultModel: request.models[0], models: request.models)
         } catch {
             failAll("unusable response: \(error)", status: response.status, url: shownURL, weightPerRow: perRowWeight)
             return
         }
 
-        let record = FetchRecord(fetchedAt: fetchedAt, origin: .fetch, request: shownURL, httpStatus: response.status,
-                                 issuedAt: issuedAt, apiWeight: perRowWeight)
+        let record = FetchRecord(
+            fetchedAt: fetchedAt, origin: .fetch, request: shownURL, httpStatus: response.status,
+            issuedAt: issuedAt, apiWeight: perRowWeight)
         let (pairs, refused) = Self.match(decoded, to: request.locations)
         for (location, reason) in refused {
             log?("\(location.name): refused: \(reason)")
@@ -222,13 +250,16 @@ public final class Ingestor {
             do {
                 let outcomes = try store.store(item, for: location, fetch: record)
                 for outcome in outcomes {
-                    log?("\(location.name) \(outcome.model): \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours, \(outcome.days) days)")
+                    log?(
+                        "\(location.name) \(outcome.model): \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours, \(outcome.days) days)"
+                    )
                     if outcome.kind == .stored { summary.stored += 1 } else { summary.repeated += 1 }
                 }
                 let missing = Set(request.models).subtracting(outcomes.map(\.model))
                 for model in missing.sorted() {
                     summary.failed.append((location.name, "model \(model) missing from the response"))
-                    try? store.logFailure(record, locationID: location.id, model: model, error: "model missing from the response")
+                    try? store.logFailure(
+                        record, locationID: location.id, model: model, error: "model missing from the response")
                 }
             } catch StoreError.locationRemoved {
                 // Removed by another command while this one ran: nothing to store it for.
@@ -247,7 +278,8 @@ public final class Ingestor {
     /// cannot be paired, is paired twice, cannot be decoded or lies too far away is refused with
     /// the reason, per location, so the other locations of the batch are still stored.
     static func match(_ elements: [ForecastDecoder.Element], to locations: [Location])
-        -> (pairs: [(Location, ForecastResponse)], refused: [(Location, String)]) {
+        -> (pairs: [(Location, ForecastResponse)], refused: [(Location, String)])
+    {
         let anyID = elements.contains { $0.locationID != nil }
         var byIndex: [Int: [ForecastDecoder.Element]] = [:]
         for (position, element) in elements.enumerated() {
@@ -259,11 +291,16 @@ public final class Ingestor {
         for (index, location) in locations.enumerated() {
             let candidates = byIndex[index] ?? []
             guard let candidate = candidates.first else {
-                refused.append((location, "no answer for this location in the response (\(counts)); nothing stored for it"))
+                refused.append(
+                    (location, "no answer for this location in the response (\(counts)); nothing stored for it"))
                 continue
             }
             guard candidates.count == 1 else {
-                refused.append((location, "\(candidates.count) answers claim to be this location (location_id \(index)) and \(counts); none was stored"))
+                refused.append(
+                    (
+                        location,
+                        "\(candidates.count) answers claim to be this location (location_id \(index)) and \(counts); none was stored"
+                    ))
                 continue
             }
             let element: ForecastResponse
@@ -273,8 +310,10 @@ public final class Ingestor {
                 refused.append((location, "unusable response: \(error)"))
                 continue
             }
-            if let problem = GridDistance.mismatch(location: location.name, latitude: location.latitude, longitude: location.longitude,
-                                                   gridLatitude: element.latitude, gridLongitude: element.longitude) {
+            if let problem = GridDistance.mismatch(
+                location: location.name, latitude: location.latitude, longitude: location.longitude,
+                gridLatitude: element.latitude, gridLongitude: element.longitude)
+            {
                 refused.append((location, problem + "; not stored"))
                 continue
             }

@@ -33,8 +33,10 @@ public struct CompareOptions: Sendable {
     /// The significance level of the verdict.
     public var level: Double
 
-    public init(variable: Variable, models: [String]? = nil, grouping: LeadGrouping = .lead, range: TimeRange = TimeRange(),
-                source: String? = nil, units: UnitSystem = .metric, level: Double = 0.05) {
+    public init(
+        variable: Variable, models: [String]? = nil, grouping: LeadGrouping = .lead, range: TimeRange = TimeRange(),
+        source: String? = nil, units: UnitSystem = .metric, level: Double = 0.05
+    ) {
         self.variable = variable
         self.models = models
         self.grouping = grouping
@@ -93,7 +95,8 @@ public struct CompareResult: Sendable {
         }
         let even = rows.filter { $0.better == nil }
         if parts.isEmpty {
-            return "No significant difference between \(models[0]) and \(models[1]) at any lead (\(rows.count) lead bucket(s), matched hours only)."
+            return
+                "No significant difference between \(models[0]) and \(models[1]) at any lead (\(rows.count) lead bucket(s), matched hours only)."
         }
         if !even.isEmpty { parts.append("no significant difference at \(Self.spans(even))") }
         return parts.joined(separator: "; ") + "."
@@ -134,7 +137,11 @@ public enum Compare {
         let units = options.units
 
         // Per bucket, per valid hour, per model: (count, Σ|e|, Σe²) of its runs.
-        struct Loss { var n = 0; var absolute = 0.0; var squared = 0.0 }
+        struct Loss {
+            var n = 0
+            var absolute = 0.0
+            var squared = 0.0
+        }
         var buckets: [LeadBucket: [Int64: [Loss]]] = [:]
         for model in models {
             try store.forEachForecastPair(
@@ -142,9 +149,12 @@ public enum Compare {
                 source: source, from: options.range.from, to: options.range.to
             ) { pair in
                 let lead = Double(pair.validTime - pair.issuedAt) / 3600
-                guard let bucket = options.grouping.bucket(forLeadHours: lead), let index = models.firstIndex(of: pair.model) else { return }
+                guard let bucket = options.grouping.bucket(forLeadHours: lead),
+                    let index = models.firstIndex(of: pair.model)
+                else { return }
                 let observed = observedValue(pair.observed, variable: variable)
-                let error = units.convertDifference(QuerySupport.difference(pair.forecast, observed, variable), quantity)
+                let error = units.convertDifference(
+                    QuerySupport.difference(pair.forecast, observed, variable), quantity)
                 var hour = buckets[bucket, default: [:]][pair.validTime] ?? [Loss(), Loss()]
                 hour[index].n += 1
                 hour[index].absolute += abs(error)
@@ -189,27 +199,36 @@ public enum Compare {
             } else if test.pValue == nil {
                 untested.append("\(bucket.from)–\(bucket.to) h (\(differences.count) day(s))")
             }
-            rows.append(CompareRow(
-                leadFromHours: bucket.from, leadToHours: bucket.to, n: hourCount,
-                mae: (mae.0 / n, mae.1 / n), rmse: ((mse.0 / n).squareRoot(), (mse.1 / n).squareRoot()),
-                test: test, better: better))
+            rows.append(
+                CompareRow(
+                    leadFromHours: bucket.from, leadToHours: bucket.to, n: hourCount,
+                    mae: (mae.0 / n, mae.1 / n), rmse: ((mse.0 / n).squareRoot(), (mse.1 / n).squareRoot()),
+                    test: test, better: better))
         }
         guard !rows.isEmpty else {
             throw QueryError.noPairs(
                 location: location.name, variable: variable.name, source: source,
-                detail: "no valid hour has forecasts from both \(models[0]) and \(models[1]) and an observation\(options.range.phrase.isEmpty ? "" : " " + options.range.phrase)")
+                detail:
+                    "no valid hour has forecasts from both \(models[0]) and \(models[1]) and an observation\(options.range.phrase.isEmpty ? "" : " " + options.range.phrase)"
+            )
         }
         var notes: [String] = []
         let fallen = rows.filter { $0.test.horizonUsed == 1 && $0.test.horizon > 1 }
         if !fallen.isEmpty {
-            notes.append("at \(CompareResult.spans(fallen)) the daily differences alternate too much for the lead's horizon, so the test assumed independent days (as R's forecast::dm.test does)")
+            notes.append(
+                "at \(CompareResult.spans(fallen)) the daily differences alternate too much for the lead's horizon, so the test assumed independent days (as R's forecast::dm.test does)"
+            )
         }
         if !untested.isEmpty {
-            notes.append("no test where the matched days are too few for the lead (the test needs more days than the bucket's longest lead in days, and differences that vary): \(untested.joined(separator: ", "))")
+            notes.append(
+                "no test where the matched days are too few for the lead (the test needs more days than the bucket's longest lead in days, and differences that vary): \(untested.joined(separator: ", "))"
+            )
         }
         if rows.count >= 5 {
             let expected = Double(rows.count) * options.level
-            notes.append("each bucket is tested on its own at \(Int(options.level * 100))%: with \(rows.count) buckets about \(Words.decimal(expected, places: 1)) would show a \"significant\" difference by chance alone")
+            notes.append(
+                "each bucket is tested on its own at \(Int(options.level * 100))%: with \(rows.count) buckets about \(Words.decimal(expected, places: 1)) would show a \"significant\" difference by chance alone"
+            )
         }
         return CompareResult(
             location: location.name, variable: variable, source: source, models: models,
@@ -254,13 +273,16 @@ public enum CompareError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .needTwoModels(let given):
-            return "compare takes exactly two different models (got \(given.isEmpty ? "none" : given.joined(separator: ", "))); pass --models A,B"
+            return
+                "compare takes exactly two different models (got \(given.isEmpty ? "none" : given.joined(separator: ", "))); pass --models A,B"
         case .onlyOneModel(let location, let models):
             let have = models.isEmpty ? "no runs" : "runs of \(models.joined(separator: ", ")) only"
-            return "\(location) has \(have), and a comparison needs two models; add one with 'wxdb locations set \(QueryError.quoted(location)) --models A,B' and fetch or backfill it"
+            return
+                "\(location) has \(have), and a comparison needs two models; add one with 'wxdb locations set \(QueryError.quoted(location)) --models A,B' and fetch or backfill it"
         case .noRunsOfModel(let model, let location, let stored):
             let have = stored.isEmpty ? "no runs yet" : "runs of \(stored.joined(separator: ", "))"
-            return "\(location) has no runs of model \(model) (it has \(have)); pass two of those to --models, or add \(model) with 'wxdb locations set \(QueryError.quoted(location)) --models ...' and fetch it"
+            return
+                "\(location) has no runs of model \(model) (it has \(have)); pass two of those to --models, or add \(model) with 'wxdb locations set \(QueryError.quoted(location)) --models ...' and fetch it"
         }
     }
 }
@@ -289,16 +311,20 @@ public struct ConsistencyResult: Sendable {
     public var headline: String {
         let scored = rows.filter { $0.mean != nil }
         let byModel = Dictionary(grouping: scored, by: \.model)
-        let means = byModel.mapValues { rows in rows.map { $0.mean! * Double($0.n) }.reduce(0, +) / Double(rows.map(\.n).reduce(0, +)) }
+        let means = byModel.mapValues { rows in
+            rows.map { $0.mean! * Double($0.n) }.reduce(0, +) / Double(rows.map(\.n).reduce(0, +))
+        }
         guard let steadiest = means.min(by: { $0.value < $1.value }) else {
             return "No valid hour has forecasts from three or more runs in the lead window yet."
         }
         let value = Words.decimal(steadiest.value, places: 2)
         if means.count == 1 {
-            return "Successive \(steadiest.key) runs changed their \(variable.name) forecast back and forth by \(value) \(unit) on average (Flip-Flop Index)."
+            return
+                "Successive \(steadiest.key) runs changed their \(variable.name) forecast back and forth by \(value) \(unit) on average (Flip-Flop Index)."
         }
         let worst = means.max(by: { $0.value < $1.value })!
-        return "\(steadiest.key) flip-flops least (mean Flip-Flop Index \(value) \(unit)); \(worst.key) most (\(Words.decimal(worst.value, places: 2)) \(unit))."
+        return
+            "\(steadiest.key) flip-flops least (mean Flip-Flop Index \(value) \(unit)); \(worst.key) most (\(Words.decimal(worst.value, places: 2)) \(unit))."
     }
 }
 
@@ -355,13 +381,16 @@ public enum Consistency {
             }
             for model in chosen {
                 let values = (indices[model] ?? []).sorted()
-                rows.append(ConsistencyRow(
-                    model: model, leadFromHours: Int(window.0), leadToHours: Int(window.1.rounded(.up)), n: values.count,
-                    mean: values.isEmpty ? nil : values.reduce(0, +) / Double(values.count),
-                    median: Quantiles.quantile(values, 0.5), p90: Quantiles.quantile(values, 0.9)))
+                rows.append(
+                    ConsistencyRow(
+                        model: model, leadFromHours: Int(window.0), leadToHours: Int(window.1.rounded(.up)),
+                        n: values.count,
+                        mean: values.isEmpty ? nil : values.reduce(0, +) / Double(values.count),
+                        median: Quantiles.quantile(values, 0.5), p90: Quantiles.quantile(values, 0.9)))
             }
         }
-        return ConsistencyResult(location: location.name, variable: variable, unit: units.unit(variable.quantity), rows: rows)
+        return ConsistencyResult(
+            location: location.name, variable: variable, unit: units.unit(variable.quantity), rows: rows)
     }
 }
 
@@ -372,7 +401,8 @@ public enum ConsistencyError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .badLeadWindow(let from, let to):
-            return "the lead window \(Words.decimal(from, places: 1))–\(Words.decimal(to, places: 1)) h is empty or negative; pass --lead-from H --lead-to H with 0 <= H1 <= H2"
+            return
+                "the lead window \(Words.decimal(from, places: 1))–\(Words.decimal(to, places: 1)) h is empty or negative; pass --lead-from H --lead-to H with 0 <= H1 <= H2"
         }
     }
 }

@@ -38,9 +38,11 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
         case .verifNeedsOneVariable:
             return "--format verif writes one variable per file; give a single --var"
         case .verifNeedsOneLocation:
-            return "--format verif needs --location (verif files hold one model; the default model is the location's first)"
+            return
+                "--format verif needs --location (verif files hold one model; the default model is the location's first)"
         case .noObservations(let location):
-            return "no observations stored for \(location), so there are no pairs; run 'wxdb observe backfill' or 'wxdb observe import' first"
+            return
+                "no observations stored for \(location), so there are no pairs; run 'wxdb observe backfill' or 'wxdb observe import' first"
         }
     }
 }
@@ -54,8 +56,10 @@ public struct Exporter {
     public static func validate(_ names: [String], daily: Bool = false) throws -> [String] {
         let allowed = daily ? Variables.dailyNames : Variables.hourlyNames
         return try names.map { name in
-            let variable = daily ? Variables.daily.first { $0.name == name || $0.aliases.contains(name) }
-                                 : Variables.hourlyVariable(named: name)
+            let variable =
+                daily
+                ? Variables.daily.first { $0.name == name || $0.aliases.contains(name) }
+                : Variables.hourlyVariable(named: name)
             guard let variable else { throw ExportError.unknownVariable(name, allowed: allowed) }
             return variable.name
         }
@@ -74,14 +78,16 @@ public struct Exporter {
 
     /// The rows a request narrows the export to.
     func filter(_ request: ExportRequest, source: String? = nil) -> ExportFilter {
-        ExportFilter(locationID: request.locationID, from: request.from, to: request.to, model: request.model, source: source)
+        ExportFilter(
+            locationID: request.locationID, from: request.from, to: request.to, model: request.model, source: source)
     }
 
     func writeHourly(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
         let variables = request.variables.isEmpty ? Variables.hourlyNames : try Self.validate(request.variables)
         csv.header(["location", "model", "issued_at", "fetched_at", "valid_time", "lead_hours"] + variables)
         var rows = 0
-        try store.forEachHourlyForecast(variables.compactMap(Variables.hourlyVariable(named:)), filter(request)) { row in
+        try store.forEachHourlyForecast(variables.compactMap(Variables.hourlyVariable(named:)), filter(request)) {
+            row in
             row.withUTF8(0) { csv.text(utf8: $0) }
             row.withUTF8(1) { csv.text(utf8: $0) }
             let issued = row.int64(2)
@@ -99,7 +105,8 @@ public struct Exporter {
     }
 
     func writeDaily(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
-        let variables = request.variables.isEmpty ? Variables.dailyNames : try Self.validate(request.variables, daily: true)
+        let variables =
+            request.variables.isEmpty ? Variables.dailyNames : try Self.validate(request.variables, daily: true)
         csv.header(["location", "model", "issued_at", "fetched_at", "date"] + variables)
         let daily = variables.compactMap { name in Variables.daily.first { $0.name == name } }
         let instants = daily.map { $0.quantity == .instant }
@@ -128,7 +135,9 @@ public struct Exporter {
         let variables = request.variables.isEmpty ? Variables.hourlyNames : try Self.validate(request.variables)
         csv.header(["location", "source", "time"] + variables)
         var rows = 0
-        try store.forEachObservation(variables.compactMap(Variables.hourlyVariable(named:)), filter(request, source: request.source)) { row in
+        try store.forEachObservation(
+            variables.compactMap(Variables.hourlyVariable(named:)), filter(request, source: request.source)
+        ) { row in
             row.withUTF8(0) { csv.text(utf8: $0) }
             row.withUTF8(1) { csv.text(utf8: $0) }
             csv.isoUTC(row.int64(2))
@@ -143,8 +152,12 @@ public struct Exporter {
     /// The locations a pairs export covers, each with the source its pairs of `variable` use:
     /// `--source`, else the best-ranked source that pairs with the requested forecasts (as
     /// `query verify` chooses). Locations without observations are left out (refused when asked for by name).
-    public func pairSources(_ request: ExportRequest, variable: String) throws -> [(id: Int64, name: String, source: String)] {
-        guard let wanted = Variables.hourlyVariable(named: variable) else { throw ExportError.unknownVariable(variable, allowed: Variables.hourlyNames) }
+    public func pairSources(_ request: ExportRequest, variable: String) throws -> [(
+        id: Int64, name: String, source: String
+    )] {
+        guard let wanted = Variables.hourlyVariable(named: variable) else {
+            throw ExportError.unknownVariable(variable, allowed: Variables.hourlyNames)
+        }
         var result: [(Int64, String, String)] = []
         for location in try store.locations() where request.locationID == nil || location.id == request.locationID {
             if let requested = request.source {
@@ -154,7 +167,8 @@ public struct Exporter {
             do {
                 let source = try ObservationSources.resolve(
                     store, location: location, requested: nil,
-                    pairing: .init(variable: wanted, range: TimeRange(from: request.from, to: request.to), model: request.model))
+                    pairing: .init(
+                        variable: wanted, range: TimeRange(from: request.from, to: request.to), model: request.model))
                 result.append((location.id, location.name, source))
             } catch QueryError.noObservations {
                 if request.locationID != nil { throw ExportError.noObservations(location: location.name) }
@@ -165,15 +179,18 @@ public struct Exporter {
 
     func writePairs(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
         let variables = request.variables.isEmpty ? ["temperature_2m"] : try Self.validate(request.variables)
-        csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "forecast", "observed", "source"])
+        csv.header([
+            "location", "model", "issued_at", "valid_time", "lead_hours", "variable", "forecast", "observed", "source"
+        ])
         var rows = 0
         let sources = try variables.map { try pairSources(request, variable: $0) }
         for index in sources.first?.indices ?? 0..<0 {
             for (name, chosen) in zip(variables, sources) {
                 guard let variable = Variables.hourlyVariable(named: name) else { continue }
                 let location = chosen[index]
-                let filter = PairFilter(locationID: location.id, source: location.source, from: request.from, to: request.to,
-                                        model: request.model)
+                let filter = PairFilter(
+                    locationID: location.id, source: location.source, from: request.from, to: request.to,
+                    model: request.model)
                 try store.forEachExportPair(variable, filter) { row in
                     row.withUTF8(0) { csv.text(utf8: $0) }
                     row.withUTF8(1) { csv.text(utf8: $0) }
@@ -203,17 +220,21 @@ public struct Exporter {
         guard let locationID = request.locationID else { throw ExportError.verifNeedsOneLocation }
         let hourly = Variables.hourlyVariable(named: variable)
         let unit = hourly?.unit ?? ""
-        csv.header(text: "# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
+        csv.header(
+            text: "# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
         var rows = 0
         for location in try pairSources(request, variable: variable) where location.id == locationID {
             guard let hourly else { break }
             let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
-            let filter = PairFilter(locationID: location.id, source: location.source, from: request.from, to: request.to, model: model)
+            let filter = PairFilter(
+                locationID: location.id, source: location.source, from: request.from, to: request.to, model: model)
             try store.forEachVerifPair(hourly, filter) { row in
                 let issued = row.int64(0)
                 let lead = Double(row.int64(1) - issued) / 3600
                 let plain = JSON.numberText
-                csv.raw("\(issued) \(plain(lead)) \(location.id) \(plain(row.double(2))) \(plain(row.double(3))) \(plain(row.optionalDouble(4) ?? 0)) \(plain(row.double(5))) \(plain(row.double(6)))\n")
+                csv.raw(
+                    "\(issued) \(plain(lead)) \(location.id) \(plain(row.double(2))) \(plain(row.double(3))) \(plain(row.optionalDouble(4) ?? 0)) \(plain(row.double(5))) \(plain(row.double(6)))\n"
+                )
                 rows += 1
             }
         }

@@ -35,8 +35,10 @@ public struct ForecastHistory: Sendable, Equatable {
 public enum ForecastHistoryQuery {
     /// Every run's forecast of `variable` for the hour `validTime`, oldest run first, with the
     /// observation from `source` (default: the best source holding a value for that hour).
-    public static func history(_ store: Store, location: Location, validTime: Int64, variable: Variable,
-                               source: String? = nil, model: String? = nil, units: UnitSystem = .metric) throws -> ForecastHistory {
+    public static func history(
+        _ store: Store, location: Location, validTime: Int64, variable: Variable,
+        source: String? = nil, model: String? = nil, units: UnitSystem = .metric
+    ) throws -> ForecastHistory {
         _ = try QuerySupport.column(variable)
         try QuerySupport.requireRuns(store, location: location, model: model)
         let rows = try store.forecasts(of: variable, locationID: location.id, validTime: validTime, model: model)
@@ -47,7 +49,8 @@ public enum ForecastHistoryQuery {
             let span = try store.forecastSpan(locationID: location.id, model: model)
             var detail = ""
             if pruned > 0 {
-                detail = "the \(pruned) run(s) that forecast it were pruned: their hourly rows are gone, their scores are kept for 'wxdb query verify'"
+                detail =
+                    "the \(pruned) run(s) that forecast it were pruned: their hourly rows are gone, their scores are kept for 'wxdb query verify'"
             } else if !rows.isEmpty {
                 detail = "\(rows.count) run(s) hold it only as a past hour, issued after it"
             } else if let a = span.first, let b = span.last {
@@ -64,9 +67,10 @@ public enum ForecastHistoryQuery {
             var change: Double?
             if let value, let before = previous[row.model] { change = QuerySupport.difference(value, before, variable) }
             if let value { previous[row.model] = value }
-            entries.append(ForecastHistory.Entry(
-                runID: row.runID, model: row.model, issuedAt: row.issuedAt,
-                leadHours: Double(validTime - row.issuedAt) / 3600, value: value, change: change))
+            entries.append(
+                ForecastHistory.Entry(
+                    runID: row.runID, model: row.model, issuedAt: row.issuedAt,
+                    leadHours: Double(validTime - row.issuedAt) / 3600, value: value, change: change))
         }
 
         // The observation: the requested source, else the best-ranked source with a value then.
@@ -77,14 +81,17 @@ public enum ForecastHistoryQuery {
         var observed: Double?
         var observedSource: String?
         for candidate in source.map({ [$0] }) ?? sources {
-            if let value = try store.observedValue(variable, locationID: location.id, source: candidate, time: validTime) {
+            if let value = try store.observedValue(
+                variable, locationID: location.id, source: candidate, time: validTime)
+            {
                 observed = units.convert(value, variable.quantity)
                 observedSource = candidate
                 break
             }
         }
-        return ForecastHistory(location: location.name, variable: variable, units: units, validTime: validTime,
-                               entries: entries, laterRuns: rows.count - forecasts.count, prunedRuns: pruned,
-                               observed: observed, observedSource: observedSource)
+        return ForecastHistory(
+            location: location.name, variable: variable, units: units, validTime: validTime,
+            entries: entries, laterRuns: rows.count - forecasts.count, prunedRuns: pruned,
+            observed: observed, observedSource: observedSource)
     }
 }

@@ -40,13 +40,17 @@ public enum Pruner {
         return result
     }
 
-    static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int, into result: inout PruneResult) throws {
+    static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int, into result: inout PruneResult) throws
+    {
         let cutoff = now - Int64(keepDays) * 86400
-        while let batch = try store.pruneBatch(issuedBefore: cutoff, now: now, limit: batchSize, summarise: { runs in
-            var sums: [SummaryKey: VerifyRow] = [:]
-            for run in runs { try summarise(store, runID: run.id, timezone: run.timezone, into: &sums) }
-            return sums.mapValues(\.sums)
-        }) {
+        while let batch = try store.pruneBatch(
+            issuedBefore: cutoff, now: now, limit: batchSize,
+            summarise: { runs in
+                var sums: [SummaryKey: VerifyRow] = [:]
+                for run in runs { try summarise(store, runID: run.id, timezone: run.timezone, into: &sums) }
+                return sums.mapValues(\.sums)
+            })
+        {
             // Counted only once the batch is committed: a failed batch is rolled back whole.
             result.runs += batch.runs
             result.hourlyRows += batch.hourlyRows
@@ -63,7 +67,9 @@ public enum Pruner {
 
     /// Adds every pair of one run, per variable and source, exactly as `query verify` would. Days
     /// are the location's local days, so `--from/--to` given as dates select whole summaries.
-    static func summarise(_ store: Store, runID: Int64, timezone: String, into sums: inout [SummaryKey: VerifyRow]) throws {
+    static func summarise(_ store: Store, runID: Int64, timezone: String, into sums: inout [SummaryKey: VerifyRow])
+        throws
+    {
         // Each variable's forecast beside the observation it is scored against (a probability's is
         // another variable's).
         try store.forEachPair(ofRun: runID, columns: variables.map { ($0, $0.observedVariable) }) { row in
@@ -74,13 +80,17 @@ public enum Pruner {
             let span = ZoneTime.span(ofDate: date, timezone: timezone) ?? (valid, valid + 3600)
             for (index, variable) in variables.enumerated() {
                 let forecastColumn = 5 + index * 2
-                guard let forecast = row.optionalDouble(forecastColumn), let observed = row.optionalDouble(forecastColumn + 1) else { continue }
-                let key = SummaryKey(location: row.int64(0), model: row.string(1), source: row.string(2), variable: variable.name,
-                                     leadFrom: bucket.from, leadTo: bucket.to, validDate: date,
-                                     validFrom: span.start, validTo: span.end)
+                guard let forecast = row.optionalDouble(forecastColumn),
+                    let observed = row.optionalDouble(forecastColumn + 1)
+                else { continue }
+                let key = SummaryKey(
+                    location: row.int64(0), model: row.string(1), source: row.string(2), variable: variable.name,
+                    leadFrom: bucket.from, leadTo: bucket.to, validDate: date,
+                    validFrom: span.start, validTo: span.end)
                 var group = sums[key] ?? VerifyRow(model: nil, leadFromHours: bucket.from, leadToHours: bucket.to)
-                VerifyQuery.add(&group, forecast: forecast, observed: observed, reference: nil, variable: variable,
-                                units: .metric, threshold: threshold)
+                VerifyQuery.add(
+                    &group, forecast: forecast, observed: observed, reference: nil, variable: variable,
+                    units: .metric, threshold: threshold)
                 sums[key] = group
             }
         }

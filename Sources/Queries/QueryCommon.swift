@@ -19,17 +19,25 @@ public enum QueryError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .noRuns(let location, let model):
-            let what = model.map { "no forecast runs of model \($0) stored for \(location)" } ?? "no forecast runs stored for \(location)"
-            return "\(what); run 'wxdb ingest --location \(Self.quoted(location))' to fetch one, or 'wxdb import FILE --location \(Self.quoted(location)) --fetched-at TIME'"
+            let what =
+                model.map { "no forecast runs of model \($0) stored for \(location)" }
+                ?? "no forecast runs stored for \(location)"
+            return
+                "\(what); run 'wxdb ingest --location \(Self.quoted(location))' to fetch one, or 'wxdb import FILE --location \(Self.quoted(location)) --fetched-at TIME'"
         case .noObservations(let location, let source, let available):
-            let fix = "run 'wxdb observe backfill --location \(Self.quoted(location)) --from DATE --to DATE' or 'wxdb observe import FILE.csv --location \(Self.quoted(location))'"
+            let fix =
+                "run 'wxdb observe backfill --location \(Self.quoted(location)) --from DATE --to DATE' or 'wxdb observe import FILE.csv --location \(Self.quoted(location))'"
             guard let source else { return "no observations stored for \(location); \(fix)" }
-            let others = available.isEmpty ? "" : " (stored sources: \(available.joined(separator: ", ")); pick one with --source)"
+            let others =
+                available.isEmpty
+                ? "" : " (stored sources: \(available.joined(separator: ", ")); pick one with --source)"
             return "no observations for \(location) from source \(source)\(others); \(fix)"
         case .noPairs(let location, let variable, let source, let detail):
-            return "no \(variable) forecast for \(location) has an observation from source \(source) at its valid time\(detail.isEmpty ? "" : " (\(detail))"); widen --from/--to, pick another --source, or add observations for the forecast hours with 'wxdb observe backfill' or 'wxdb observe import'"
+            return
+                "no \(variable) forecast for \(location) has an observation from source \(source) at its valid time\(detail.isEmpty ? "" : " (\(detail))"); widen --from/--to, pick another --source, or add observations for the forecast hours with 'wxdb observe backfill' or 'wxdb observe import'"
         case .noForecastForHour(let location, let time, let detail):
-            return "no stored run forecasts \(location) at \(CivilTime.isoUTC(time))\(detail.isEmpty ? "" : " (\(detail))"); pick an hour inside the stored forecasts (see 'wxdb query runs --location \(Self.quoted(location))')"
+            return
+                "no stored run forecasts \(location) at \(CivilTime.isoUTC(time))\(detail.isEmpty ? "" : " (\(detail))"); pick an hour inside the stored forecasts (see 'wxdb query runs --location \(Self.quoted(location))')"
         case .unsupportedVariable(let name, let reason):
             return "\(name) cannot be scored this way: \(reason)"
         case .unknownColumn(let name):
@@ -54,7 +62,8 @@ public enum UnitSystem: String, Sendable, CaseIterable {
     /// A difference of two values (an error, a bias, a change) in this system: scaled, never offset.
     public func convertDifference(_ value: Double, _ quantity: Quantity) -> Double {
         guard self == .imperial else { return value }
-        return NumberText.tidy(Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity))
+        return NumberText.tidy(
+            Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity))
     }
 
     /// The unit label for `quantity`.
@@ -92,7 +101,9 @@ public enum ObservationSources {
 
     /// `requested` when the location has it; else the best-ranked source that pairs with the
     /// forecasts asked for (`pairing`), else the best-ranked one. Throws when there is none.
-    public static func resolve(_ store: Store, location: Location, requested: String?, pairing: Pairing? = nil) throws -> String {
+    public static func resolve(_ store: Store, location: Location, requested: String?, pairing: Pairing? = nil) throws
+        -> String
+    {
         let sources = try ranked(store, locationID: location.id)
         if let requested {
             guard sources.contains(requested) else {
@@ -104,7 +115,9 @@ public enum ObservationSources {
             throw QueryError.noObservations(location: location.name, source: nil, available: [])
         }
         if let pairing {
-            for source in sources where try pairing.pairs(store, locationID: location.id, source: source) { return source }
+            for source in sources where try pairing.pairs(store, locationID: location.id, source: source) {
+                return source
+            }
         }
         return best
     }
@@ -117,8 +130,10 @@ public enum ObservationSources {
         public var model: String?
         public var leadSeconds: Range<Int64>
 
-        public init(variable: Variable, range: TimeRange = TimeRange(), model: String? = nil,
-                    leadSeconds: Range<Int64> = 0..<LeadRule.maxSeconds) {
+        public init(
+            variable: Variable, range: TimeRange = TimeRange(), model: String? = nil,
+            leadSeconds: Range<Int64> = 0..<LeadRule.maxSeconds
+        ) {
             self.variable = variable
             self.range = range
             self.model = model
@@ -146,7 +161,9 @@ enum QuerySupport {
 
     /// Throws `noRuns` when the location has no runs (of `model`, when given).
     static func requireRuns(_ store: Store, location: Location, model: String?) throws {
-        if try store.runCount(locationID: location.id, model: model) == 0 { throw QueryError.noRuns(location: location.name, model: model) }
+        if try store.runCount(locationID: location.id, model: model) == 0 {
+            throw QueryError.noRuns(location: location.name, model: model)
+        }
     }
 
     /// What the location's forecasts and one source's observations cover, for a "no pairs" message.

@@ -27,7 +27,8 @@ public struct DieboldMariano: Sendable, Equatable {
     public var confidence: Double
 
     public static func == (a: Self, b: Self) -> Bool {
-        a.n == b.n && a.horizon == b.horizon && a.horizonUsed == b.horizonUsed && a.meanDifference == b.meanDifference && a.statistic == b.statistic
+        a.n == b.n && a.horizon == b.horizon && a.horizonUsed == b.horizonUsed && a.meanDifference == b.meanDifference
+            && a.statistic == b.statistic
             && a.pValue == b.pValue && a.confidenceInterval?.low == b.confidenceInterval?.low
             && a.confidenceInterval?.high == b.confidenceInterval?.high && a.confidence == b.confidence
     }
@@ -40,7 +41,8 @@ public struct DieboldMariano: Sendable, Equatable {
         meanDifference = d.isEmpty ? .nan : d.reduce(0, +) / Double(d.count)
         // The test needs 0 < h < n, and at least one non-zero difference.
         guard h > 0, h < n, d.contains(where: { $0 != 0 }) else { return }
-        guard let (stat, standardError, used) = Self.statistic(d, mean: meanDifference, horizon: h)
+        guard
+            let (stat, standardError, used) = Self.statistic(d, mean: meanDifference, horizon: h)
                 ?? (h > 1 ? Self.statistic(d, mean: meanDifference, horizon: 1) : nil)
         else { return }
         statistic = stat
@@ -176,7 +178,10 @@ public enum FlipFlop {
 
     /// The smallest sector that holds every direction: 360° less the widest gap between neighbours.
     static func sectorSize(_ x: [Double]) -> Double {
-        let sorted = x.map { let r = $0.truncatingRemainder(dividingBy: 360); return r < 0 ? r + 360 : r }.sorted()
+        let sorted = x.map {
+            let r = $0.truncatingRemainder(dividingBy: 360)
+            return r < 0 ? r + 360 : r
+        }.sorted()
         var widest = sorted[0] + 360 - sorted[sorted.count - 1]
         for i in 1..<sorted.count { widest = max(widest, sorted[i] - sorted[i - 1]) }
         return 360 - widest

@@ -23,8 +23,10 @@ public struct TrendOptions: Sendable {
     public var model: String?
     public var units: UnitSystem
 
-    public init(variable: Variable, leadHours: Double, toleranceHours: Double = 3, range: TimeRange = TimeRange(),
-                every: TrendInterval = .hour, source: String? = nil, model: String? = nil, units: UnitSystem = .metric) {
+    public init(
+        variable: Variable, leadHours: Double, toleranceHours: Double = 3, range: TimeRange = TimeRange(),
+        every: TrendInterval = .hour, source: String? = nil, model: String? = nil, units: UnitSystem = .metric
+    ) {
         self.variable = variable
         self.leadHours = leadHours
         self.toleranceHours = toleranceHours
@@ -80,9 +82,11 @@ public enum TrendQuery {
         let variable = options.variable
         if variable.verification == .categorical || variable.isProbability {
             throw QueryError.unsupportedVariable(
-                variable.name, reason: variable.verification == .categorical
+                variable.name,
+                reason: variable.verification == .categorical
                     ? "it is a category (a WMO code), not a quantity; see 'wxdb query forecast --var \(variable.name)'"
-                    : "a probability has no observed counterpart to subtract; see its Brier score with 'wxdb query verify --var \(variable.name)'")
+                    : "a probability has no observed counterpart to subtract; see its Brier score with 'wxdb query verify --var \(variable.name)'"
+            )
         }
         _ = try QuerySupport.column(variable)
         try QuerySupport.requireRuns(store, location: location, model: options.model)
@@ -91,10 +95,13 @@ public enum TrendQuery {
         let tolerance = options.toleranceHours * 3600
         let source = try ObservationSources.resolve(
             store, location: location, requested: options.source,
-            pairing: .init(variable: variable, range: options.range, model: model,
-                           leadSeconds: Int64((target - tolerance).rounded(.up))..<(Int64((target + tolerance).rounded(.down)) + 1)))
+            pairing: .init(
+                variable: variable, range: options.range, model: model,
+                leadSeconds: Int64((target - tolerance).rounded(.up))..<(Int64((target + tolerance).rounded(.down)) + 1)
+            ))
         let rows = try store.trendPairs(
-            variable, PairFilter(locationID: location.id, source: source, from: options.range.from, to: options.range.to),
+            variable,
+            PairFilter(locationID: location.id, source: source, from: options.range.from, to: options.range.to),
             model: model, minLead: target - tolerance, maxLead: target + tolerance, targetLead: target)
 
         // The first row of each valid hour is the chosen run (the ORDER BY ranks them).
@@ -104,22 +111,28 @@ public enum TrendQuery {
         for row in rows where row.valid != lastValid {
             lastValid = row.valid
             let observed = options.units.convert(row.observed, variable.quantity)
-            let error = QuerySupport.difference(options.units.convert(row.forecast, variable.quantity), observed, variable)
+            let error = QuerySupport.difference(
+                options.units.convert(row.forecast, variable.quantity), observed, variable)
             overall.add(forecast: observed + error, observed: observed)
-            hourly.append(TrendPoint(
-                time: row.valid, date: nil, runID: row.run, issuedAt: row.issued, leadHours: Double(row.valid - row.issued) / 3600,
-                forecast: observed + error, observed: observed, error: error, runningBias: overall.bias ?? 0, hours: 1))
+            hourly.append(
+                TrendPoint(
+                    time: row.valid, date: nil, runID: row.run, issuedAt: row.issued,
+                    leadHours: Double(row.valid - row.issued) / 3600,
+                    forecast: observed + error, observed: observed, error: error, runningBias: overall.bias ?? 0,
+                    hours: 1))
         }
         guard !hourly.isEmpty else {
-            var detail = "model \(model), lead \(JSON.numberText(options.leadHours)) ± \(JSON.numberText(options.toleranceHours)) h"
+            var detail =
+                "model \(model), lead \(JSON.numberText(options.leadHours)) ± \(JSON.numberText(options.toleranceHours)) h"
             if !options.range.phrase.isEmpty { detail += ", valid \(options.range.phrase)" }
             detail += "; " + (try QuerySupport.coverage(store, location: location, source: source))
             throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
         }
         let points = options.every == .hour ? hourly : daily(hourly, timezone: location.timezone)
-        return TrendResult(location: location.name, variable: variable, source: source, model: model,
-                           leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
-                           units: options.units, points: points, overall: overall)
+        return TrendResult(
+            location: location.name, variable: variable, source: source, model: model,
+            leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
+            units: options.units, points: points, overall: overall)
     }
 
     /// The location's first model when it has runs, else the model with the most runs.
@@ -148,9 +161,11 @@ public enum TrendQuery {
                 last.runningBias = sumErrors / Double(count)
                 days[days.count - 1] = last
             } else {
-                days.append(TrendPoint(time: point.time, date: date, runID: nil, issuedAt: nil, leadHours: nil,
-                                       forecast: point.forecast, observed: point.observed, error: point.error,
-                                       runningBias: sumErrors / Double(count), hours: 1))
+                days.append(
+                    TrendPoint(
+                        time: point.time, date: date, runID: nil, issuedAt: nil, leadHours: nil,
+                        forecast: point.forecast, observed: point.observed, error: point.error,
+                        runningBias: sumErrors / Double(count), hours: 1))
             }
         }
         return days

@@ -25,8 +25,10 @@ public struct VerifyOptions: Sendable {
     public var thresholdMillimetres: Double
     public var units: UnitSystem
 
-    public init(variable: Variable, source: String? = nil, range: TimeRange = TimeRange(), grouping: VerifyGrouping = .lead,
-                model: String? = nil, thresholdMillimetres: Double = 0.1, units: UnitSystem = .metric) {
+    public init(
+        variable: Variable, source: String? = nil, range: TimeRange = TimeRange(), grouping: VerifyGrouping = .lead,
+        model: String? = nil, thresholdMillimetres: Double = 0.1, units: UnitSystem = .metric
+    ) {
         self.variable = variable
         self.source = source
         self.range = range
@@ -94,7 +96,8 @@ public struct VerifyResult: Sendable, Equatable {
     public var headlineRow: VerifyRow? {
         let far = rows.filter { $0.leadFromHours >= 48 }
         let pool = far.isEmpty ? rows : far
-        return pool.max { a, b in a.scores.n != b.scores.n ? a.scores.n < b.scores.n : a.leadFromHours > b.leadFromHours }
+        return pool.max { a, b in a.scores.n != b.scores.n ? a.scores.n < b.scores.n : a.leadFromHours > b.leadFromHours
+        }
     }
 }
 
@@ -119,7 +122,10 @@ public enum VerifyQuery {
         let variable = options.variable
         if variable.verification == .categorical {
             throw QueryError.unsupportedVariable(
-                variable.name, reason: "it is a category (a WMO code), not a quantity; see how runs compared with 'wxdb query forecast --var \(variable.name)'")
+                variable.name,
+                reason:
+                    "it is a category (a WMO code), not a quantity; see how runs compared with 'wxdb query forecast --var \(variable.name)'"
+            )
         }
         _ = try QuerySupport.column(variable)
         // A probability of precipitation is checked against observed precipitation.
@@ -130,12 +136,15 @@ public enum VerifyQuery {
             store, location: location, requested: options.source,
             pairing: .init(variable: variable, range: options.range, model: options.model))
 
-        let references = try store.persistenceReferences(locationID: location.id, source: source, observed: observedVariable,
-                                                         model: options.model)
+        let references = try store.persistenceReferences(
+            locationID: location.id, source: source, observed: observedVariable,
+            model: options.model)
         let units = options.units
         let threshold = options.thresholdMillimetres
         var groups: [String: VerifyRow] = [:]
-        let filter = PairFilter(locationID: location.id, source: source, from: options.range.from, to: options.range.to, model: options.model)
+        let filter = PairFilter(
+            locationID: location.id, source: source, from: options.range.from, to: options.range.to,
+            model: options.model)
         try store.forEachVerificationPair(forecast: variable, observed: observedVariable, filter) { row in
             let issuedAt = row.int64(1)
             let validTime = row.int64(2)
@@ -146,11 +155,13 @@ public enum VerifyQuery {
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             group.firstValidTime = min(group.firstValidTime, validTime)
             group.lastValidTime = max(group.lastValidTime, validTime)
-            add(&group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+            add(
+                &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
                 variable: variable, units: units, threshold: threshold)
             groups[key] = group
         }
-        let prunedDaysLeftOut = try addSummaries(store, location: location, source: source, options: options, into: &groups)
+        let prunedDaysLeftOut = try addSummaries(
+            store, location: location, source: source, options: options, into: &groups)
 
         guard !groups.isEmpty else {
             var detail = try QuerySupport.coverage(store, location: location, source: source)
@@ -163,13 +174,17 @@ public enum VerifyQuery {
         }
         return VerifyResult(
             location: location.name, variable: variable, source: source,
-            options: .init(grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
+            options: .init(
+                grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
             rows: rows, prunedDaysLeftOut: prunedDaysLeftOut)
     }
 
     /// Adds one forecast/observation pair (stored units) to a group's scores.
-    static func add(_ group: inout VerifyRow, forecast rawForecast: Double, observed rawObserved: Double, reference rawReference: Double?,
-                    variable: Variable, units: UnitSystem, threshold: Double) {
+    static func add(
+        _ group: inout VerifyRow, forecast rawForecast: Double, observed rawObserved: Double,
+        reference rawReference: Double?,
+        variable: Variable, units: UnitSystem, threshold: Double
+    ) {
         let quantity = variable.quantity
         if variable.isProbability {
             let occurred = rawObserved >= threshold
@@ -183,7 +198,8 @@ public enum VerifyQuery {
         let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, variable)
         group.sums.continuous.add(forecast: forecast, observed: observed)
         if let rawReference {
-            let reference = observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, variable)
+            let reference =
+                observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, variable)
             group.forecastWithReference.add(forecast: forecast, observed: observed)
             group.persistence.add(forecast: reference, observed: observed)
         }
@@ -197,8 +213,10 @@ public enum VerifyQuery {
     /// returns how many summarised days the range cut and so left out.
     /// Categorical and Brier sums were kept at the default threshold only, so another threshold
     /// leaves pruned periods out of those scores (and, for precipitation_probability, entirely).
-    static func addSummaries(_ store: Store, location: Location, source: String, options: VerifyOptions,
-                             into groups: inout [String: VerifyRow]) throws -> Int {
+    static func addSummaries(
+        _ store: Store, location: Location, source: String, options: VerifyOptions,
+        into groups: inout [String: VerifyRow]
+    ) throws -> Int {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
         if options.variable.isProbability && !defaultThreshold { return 0 }
         var partialDays = Set<String>()
@@ -207,11 +225,15 @@ public enum VerifyQuery {
         let scale = options.units.convertDifference(1, quantity)
         let offset = options.units.convert(0, quantity)
         let isProbability = options.variable.isProbability
-        try store.forEachSummary(locationID: location.id, source: source, variable: options.variable.name, model: options.model) { row in
+        try store.forEachSummary(
+            locationID: location.id, source: source, variable: options.variable.name, model: options.model
+        ) { row in
             // A summarised day counts when it lies wholly inside --from/--to; one cut by the range
             // cannot be split, so it is left out and counted for a note. Its hours are the ones it was
             // summarised over, whatever the location's zone is now.
-            guard let day = row.span ?? ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else { return }
+            guard let day = row.span ?? ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else {
+                return
+            }
             let inside = day.start >= (options.range.from ?? Int64.min) && day.end <= (options.range.to ?? Int64.max)
             let outside = day.end <= (options.range.from ?? Int64.min) || day.start >= (options.range.to ?? Int64.max)
             if !inside {

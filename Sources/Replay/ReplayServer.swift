@@ -5,9 +5,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An HTTP/1.1 server on 127.0.0.1 that imitates the Open-Meteo forecast, archive, geocoding and
@@ -148,7 +148,12 @@ public final class ReplayServer: @unchecked Sendable {
     public func resetLog() { lock.withLock { log.removeAll() } }
 
     /// Clears faults and the request log.
-    public func resetFaults() { lock.withLock { faults.removeAll(); log.removeAll() } }
+    public func resetFaults() {
+        lock.withLock {
+            faults.removeAll()
+            log.removeAll()
+        }
+    }
 
     /// Takes the next fault for `path`. The longest matching prefix wins so a specific queue
     /// ("/v1/forecast") is not starved by a catch-all ("/").
@@ -180,7 +185,10 @@ public final class ReplayServer: @unchecked Sendable {
                     if errno == EINTR || errno == ECONNABORTED { continue }
                     break  // shutdown() by stop(), or the fd is gone
                 }
-                guard let server = self else { close(client); break }
+                guard let server = self else {
+                    close(client)
+                    break
+                }
                 Socket.configureAccepted(client)
                 let worker = Thread { server.handle(client) }
                 worker.stackSize = 1 << 20
@@ -218,7 +226,10 @@ public final class ReplayServer: @unchecked Sendable {
     }
 
     private func handle(_ fd: Int32) {
-        guard let head = Socket.readRequestHead(fd) else { close(fd); return }
+        guard let head = Socket.readRequestHead(fd) else {
+            close(fd)
+            return
+        }
         let requestLine = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
         let parts = requestLine.split(separator: " ")
         guard parts.count >= 2 else {
@@ -247,10 +258,17 @@ public final class ReplayServer: @unchecked Sendable {
         case nil:
             write(fd, route(path: path, target: target))
         case .tooManyRequests(let reason, let retryAfter)?:
-            write(fd, Response(status: 429, body: Self.errorBody(reason), headers: retryAfter.map { [("Retry-After", $0)] } ?? []))
+            write(
+                fd,
+                Response(
+                    status: 429, body: Self.errorBody(reason), headers: retryAfter.map { [("Retry-After", $0)] } ?? []))
         case .echoKey(let status)?:
             let key = Query(URLComponents(string: target)?.queryItems ?? [])["apikey"] ?? ""
-            write(fd, Response(status: status, body: Self.errorBody("Invalid API key \(key). Please check the key or contact support")))
+            write(
+                fd,
+                Response(
+                    status: status,
+                    body: Self.errorBody("Invalid API key \(key). Please check the key or contact support")))
         case let rewrite? where rewrite.isRewrite:
             write(fd, route(path: path, target: target, rewrite: rewrite))
         case .endlessBody?:
@@ -272,7 +290,8 @@ public final class ReplayServer: @unchecked Sendable {
         case .redirect(let location)?:
             write(fd, Response(status: 302, body: Data(), headers: [("Location", location)]))
         case .wrongContentType?:
-            let html = "<!DOCTYPE html><html><head><title>Login required</title></head><body><h1>Please sign in to use this network</h1></body></html>"
+            let html =
+                "<!DOCTYPE html><html><head><title>Login required</title></head><body><h1>Please sign in to use this network</h1></body></html>"
             write(fd, Response(status: 200, contentType: "text/html; charset=utf-8", body: Data(html.utf8)))
         case .trickle(let bps)?:
             let r = route(path: path, target: target)
@@ -393,18 +412,25 @@ public final class ReplayServer: @unchecked Sendable {
             return Response(status: 400, body: Self.errorBody("Parameter 'latitude' and 'longitude' are required"))
         }
         guard lats.count == lons.count else {
-            return Response(status: 400, body: Self.errorBody("Parameter 'latitude' and 'longitude' must have the same number of elements"))
+            return Response(
+                status: 400,
+                body: Self.errorBody("Parameter 'latitude' and 'longitude' must have the same number of elements"))
         }
         var coords: [(Double, Double)] = []
         for (la, lo) in zip(lats, lons) {
             guard let la, let lo, (-90...90).contains(la), (-180...180).contains(lo) else {
-                return Response(status: 400, body: Self.errorBody("Latitude must be in range of -90 to 90°. Longitude must be in range of -180 to 180°."))
+                return Response(
+                    status: 400,
+                    body: Self.errorBody(
+                        "Latitude must be in range of -90 to 90°. Longitude must be in range of -180 to 180°."))
             }
             coords.append((la, lo))
         }
         let zones = q.list("timezone")
         guard zones.count <= 1 || zones.count == coords.count else {
-            return Response(status: 400, body: Self.errorBody("Parameter 'timezone' must have the same number of elements as latitude"))
+            return Response(
+                status: 400,
+                body: Self.errorBody("Parameter 'timezone' must have the same number of elements as latitude"))
         }
         let (clock, interval, registered) = lock.withLock { (_now, _runInterval, forecasts) }
         let now = clock()
@@ -414,13 +440,16 @@ public final class ReplayServer: @unchecked Sendable {
         for (i, (la, lo)) in coords.enumerated() {
             // `wrongLocationID`: the content of location i labelled as the next one.
             let id = rewrite == .wrongLocationID ? (i + 1) % coords.count : i
-            if api == .forecast, let hit = registered.last(where: { abs($0.lat - la) <= 0.01 && abs($0.lon - lo) <= 0.01 }) {
+            if api == .forecast,
+                let hit = registered.last(where: { abs($0.lat - la) <= 0.01 && abs($0.lon - lo) <= 0.01 })
+            {
                 objects.append(id == 0 ? hit.body : Self.insertLocationID(id, into: hit.body))
                 continue
             }
             do {
                 let zone = zones.isEmpty ? "GMT" : zones[zones.count == 1 ? 0 : i]
-                let text = try Synth.location(api: api, query: q, latitude: la, longitude: lo, index: id, zoneName: zone, context: context)
+                let text = try Synth.location(
+                    api: api, query: q, latitude: la, longitude: lo, index: id, zoneName: zone, context: context)
                 objects.append(Data(text.utf8))
             } catch {
                 return Response(status: error.status, body: Self.errorBody(error.reason))
@@ -429,11 +458,15 @@ public final class ReplayServer: @unchecked Sendable {
         switch rewrite {
         case .swappedOrder?: objects.reverse()
         case .farGridPoint(let latitude, let longitude)?:
-            objects[0] = Self.replacingFirst(#""latitude":\s*[-0-9.eE+]+"#, with: "\"latitude\":\(latitude)", in: objects[0])
-            objects[0] = Self.replacingFirst(#""longitude":\s*[-0-9.eE+]+"#, with: "\"longitude\":\(longitude)", in: objects[0])
+            objects[0] = Self.replacingFirst(
+                #""latitude":\s*[-0-9.eE+]+"#, with: "\"latitude\":\(latitude)", in: objects[0])
+            objects[0] = Self.replacingFirst(
+                #""longitude":\s*[-0-9.eE+]+"#, with: "\"longitude\":\(longitude)", in: objects[0])
         case .hugeTimezone(let length)?:
             let name = "Europe/" + String(repeating: "X", count: max(0, length - 7))
-            objects = objects.map { Self.replacingFirst(#""timezone":\s*"[^"]*""#, with: "\"timezone\":\"\(name)\"", in: $0) }
+            objects = objects.map {
+                Self.replacingFirst(#""timezone":\s*"[^"]*""#, with: "\"timezone\":\"\(name)\"", in: $0)
+            }
         default: break
         }
         if objects.count == 1 { return Response(status: 200, body: objects[0]) }
@@ -455,7 +488,9 @@ public final class ReplayServer: @unchecked Sendable {
         if let key = text.range(of: "\"elevation\"") {
             var idx = key.upperBound
             // Skip `:` and whitespace, then the number itself.
-            while idx < text.endIndex, text[idx] == ":" || text[idx] == " " || text[idx] == "\n" || text[idx] == "\t" { idx = text.index(after: idx) }
+            while idx < text.endIndex, text[idx] == ":" || text[idx] == " " || text[idx] == "\n" || text[idx] == "\t" {
+                idx = text.index(after: idx)
+            }
             while idx < text.endIndex, !",}\n\r \t".contains(text[idx]) { idx = text.index(after: idx) }
             var out = text
             out.insert(contentsOf: insertion, at: idx)
@@ -468,19 +503,28 @@ public final class ReplayServer: @unchecked Sendable {
     }
 
     /// Places the README and the demo look up by name, so the offline tour works as written.
-    static let gazetteer: [String: (name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
-                                    country: String, countryCode: String)] = [
-        "berlin": ("Berlin", 52.52437, 13.41053, 74, "Europe/Berlin", "Germany", "DE"),
-        "zurich": ("Zurich", 47.36667, 8.55, 429, "Europe/Zurich", "Switzerland", "CH"),
-        "london": ("London", 51.50853, -0.12574, 25, "Europe/London", "United Kingdom", "GB"),
-        "new york": ("New York", 40.71427, -74.00597, 10, "America/New_York", "United States", "US"),
-    ]
+    static let gazetteer:
+        [String: (
+            name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
+            country: String, countryCode: String
+        )] = [
+            "berlin": ("Berlin", 52.52437, 13.41053, 74, "Europe/Berlin", "Germany", "DE"),
+            "zurich": ("Zurich", 47.36667, 8.55, 429, "Europe/Zurich", "Switzerland", "CH"),
+            "london": ("London", 51.50853, -0.12574, 25, "Europe/London", "United Kingdom", "GB"),
+            "new york": ("New York", 40.71427, -74.00597, 10, "America/New_York", "United States", "US")
+        ]
 
-    static func geocodingBody(_ place: (name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
-                                        country: String, countryCode: String)) -> Data {
-        Data(("{\"results\":[{\"id\":1,\"name\":\"\(place.name)\",\"latitude\":\(place.latitude),\"longitude\":\(place.longitude),"
-            + "\"elevation\":\(place.elevation),\"feature_code\":\"PPLC\",\"country_code\":\"\(place.countryCode)\","
-            + "\"timezone\":\"\(place.timezone)\",\"country\":\"\(place.country)\"}],\"generationtime_ms\":0.5}").utf8)
+    static func geocodingBody(
+        _ place: (
+            name: String, latitude: Double, longitude: Double, elevation: Double, timezone: String,
+            country: String, countryCode: String
+        )
+    ) -> Data {
+        Data(
+            ("{\"results\":[{\"id\":1,\"name\":\"\(place.name)\",\"latitude\":\(place.latitude),\"longitude\":\(place.longitude),"
+                + "\"elevation\":\(place.elevation),\"feature_code\":\"PPLC\",\"country_code\":\"\(place.countryCode)\","
+                + "\"timezone\":\"\(place.timezone)\",\"country\":\"\(place.country)\"}],\"generationtime_ms\":0.5}")
+                .utf8)
     }
 
     /// `body` with the first match of `pattern` replaced by `replacement` (taken literally).
@@ -502,7 +546,8 @@ public final class ReplayServer: @unchecked Sendable {
         let plain = name.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? name
         var body = lock.withLock { geocoding[name] ?? geocoding[plain] }
         if body == nil, plain == "hollywood" {
-            body = try? Data(contentsOf: fixtures.appendingPathComponent("geocoding-search-hollywood-default-count.json"))
+            body = try? Data(
+                contentsOf: fixtures.appendingPathComponent("geocoding-search-hollywood-default-count.json"))
         }
         if body == nil { body = Self.gazetteer[plain].map(Self.geocodingBody) }
         guard var result = body else {
@@ -512,9 +557,13 @@ public final class ReplayServer: @unchecked Sendable {
         // so an untouched body stays byte-identical to the fixture.
         let count = q.int("count") ?? 10
         let country = q["countryCode"]?.uppercased()
-        if let obj = try? JSONSerialization.jsonObject(with: result) as? [String: Any], let list = obj["results"] as? [[String: Any]] {
+        if let obj = try? JSONSerialization.jsonObject(with: result) as? [String: Any],
+            let list = obj["results"] as? [[String: Any]]
+        {
             var kept = list
-            if let country, !country.isEmpty { kept = kept.filter { ($0["country_code"] as? String)?.uppercased() == country } }
+            if let country, !country.isEmpty {
+                kept = kept.filter { ($0["country_code"] as? String)?.uppercased() == country }
+            }
             if kept.count > count { kept = Array(kept.prefix(count)) }
             if kept.count != list.count {
                 var copy = obj
@@ -533,10 +582,10 @@ public final class ReplayServer: @unchecked Sendable {
         // Same fields as Open-Meteo's meta.json; the derived times follow a plausible
         // pattern: data written ~2 h after init, available a few minutes later.
         let json = """
-        {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\
-        "last_run_availability_time":\(initTime + 7500),"temporal_resolution_seconds":3600,\
-        "update_interval_seconds":\(interval),"data_end_time":\(initTime + 16 * 86400)}
-        """
+            {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\
+            "last_run_availability_time":\(initTime + 7500),"temporal_resolution_seconds":3600,\
+            "update_interval_seconds":\(interval),"data_end_time":\(initTime + 16 * 86400)}
+            """
         return Response(status: 200, body: Data(json.utf8))
     }
 
@@ -571,18 +620,24 @@ public final class ReplayServer: @unchecked Sendable {
             case "empty": fault = .emptyBody
             case "notjson": fault = .notJSON
             case "toomany":
-                let reasons = ["minutely": Self.minutelyLimitReason, "hourly": Self.hourlyLimitReason, "daily": Self.dailyLimitReason]
+                let reasons = [
+                    "minutely": Self.minutelyLimitReason, "hourly": Self.hourlyLimitReason,
+                    "daily": Self.dailyLimitReason
+                ]
                 let reason = q["reason"].map { reasons[$0] ?? $0 } ?? Self.minutelyLimitReason
                 fault = .tooManyRequests(reason: reason, retryAfter: q["retry_after"])
             case "echokey": fault = .echoKey(status: q.int("code") ?? 400)
             case "swapped": fault = .swappedOrder
             case "wrongid": fault = .wrongLocationID
             case "fargrid":
-                fault = .farGridPoint(latitude: q["lat"].flatMap(Double.init) ?? 27.0, longitude: q["lon"].flatMap(Double.init) ?? -81.0)
+                fault = .farGridPoint(
+                    latitude: q["lat"].flatMap(Double.init) ?? 27.0, longitude: q["lon"].flatMap(Double.init) ?? -81.0)
             case "hugetz": fault = .hugeTimezone(length: q.int("length") ?? 60_007)
             case "endless": fault = .endlessBody
             default:
-                return bad("Unknown kind. Use status, delay, truncated, reset, ratelimit, toomany, echokey, redirect, wrongtype, trickle, empty, notjson, swapped, wrongid, fargrid, hugetz, endless")
+                return bad(
+                    "Unknown kind. Use status, delay, truncated, reset, ratelimit, toomany, echokey, redirect, wrongtype, trickle, empty, notjson, swapped, wrongid, fargrid, hugetz, endless"
+                )
             }
             enqueue(fault, times: times, path: faultPath)
             return ok()

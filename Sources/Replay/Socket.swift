@@ -3,9 +3,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A socket call failed; carries the call name and errno so test failures say what broke.
@@ -17,12 +17,12 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
 
 enum Socket {
     #if canImport(Glibc)
-    static let streamType = Int32(SOCK_STREAM.rawValue)
-    /// Linux has no SO_NOSIGPIPE; MSG_NOSIGNAL on every send keeps a closed peer from killing us.
-    static let sendFlags = Int32(MSG_NOSIGNAL)
+        static let streamType = Int32(SOCK_STREAM.rawValue)
+        /// Linux has no SO_NOSIGPIPE; MSG_NOSIGNAL on every send keeps a closed peer from killing us.
+        static let sendFlags = Int32(MSG_NOSIGNAL)
     #else
-    static let streamType = SOCK_STREAM
-    static let sendFlags: Int32 = 0
+        static let streamType = SOCK_STREAM
+        static let sendFlags: Int32 = 0
     #endif
 
     /// Binds 127.0.0.1:`port` (0 = any free port) and listens. Returns the fd and the real port.
@@ -34,7 +34,7 @@ enum Socket {
 
         var addr = sockaddr_in()
         #if canImport(Darwin)
-        addr.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+            addr.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
         #endif
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -66,8 +66,8 @@ enum Socket {
     /// connects and never sends a request cannot pin a thread forever.
     static func configureAccepted(_ fd: Int32) {
         #if canImport(Darwin)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+            var yes: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
         #endif
         var tv = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))

@@ -13,7 +13,11 @@ struct Query {
     init(_ items: [URLQueryItem]) {
         for item in items {
             let v = item.value ?? ""
-            if let old = values[item.name], !old.isEmpty { values[item.name] = old + "," + v } else { values[item.name] = v }
+            if let old = values[item.name], !old.isEmpty {
+                values[item.name] = old + "," + v
+            } else {
+                values[item.name] = v
+            }
         }
     }
 
@@ -67,7 +71,9 @@ struct Zone {
         let digits = s.replacingOccurrences(of: ":", with: "")
         guard !digits.isEmpty, digits.allSatisfy(\.isNumber), digits.count <= 4 else { return nil }
         let (h, m): (Int, Int)
-        if digits.count <= 2 { (h, m) = (Int(digits)!, 0) } else {
+        if digits.count <= 2 {
+            (h, m) = (Int(digits)!, 0)
+        } else {
             (h, m) = (Int(digits.dropLast(2))!, Int(digits.suffix(2))!)
         }
         guard h <= 14, m < 60 else { return nil }
@@ -114,7 +120,8 @@ enum Civil {
     static func parseDate(_ s: String) -> Int? {
         let parts = s.split(separator: "-")
         guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-              (1...12).contains(m), (1...31).contains(d) else { return nil }
+            (1...12).contains(m), (1...31).contains(d)
+        else { return nil }
         return days(year: y, month: m, day: d)
     }
 
@@ -190,13 +197,15 @@ struct Field {
     /// The per-variable deviation that distinguishes runs (smooth in time, seeded by the run)
     /// or observations (independent per hour, fixed forever).
     private func deviation(_ name: String, _ t: Double, amplitude: Double) -> Double {
-        let key = seed(name) ^ seed(model) ^ UInt64(bitPattern: Int64((latitude * 1000).rounded()))
+        let key =
+            seed(name) ^ seed(model) ^ UInt64(bitPattern: Int64((latitude * 1000).rounded()))
             ^ (UInt64(bitPattern: Int64((longitude * 1000).rounded())) << 21)
         switch variation {
         case .forecast(let run):
             let phase = 2 * .pi * unit(key ^ mix(UInt64(bitPattern: Int64(run))))
             let phase2 = 2 * .pi * unit(key ^ mix(UInt64(bitPattern: Int64(run)) &+ 77))
-            return amplitude * (0.7 * sin(2 * .pi * t / (1.7 * 86400) + phase) + 0.3 * sin(2 * .pi * t / (0.6 * 86400) + phase2))
+            return amplitude
+                * (0.7 * sin(2 * .pi * t / (1.7 * 86400) + phase) + 0.3 * sin(2 * .pi * t / (0.6 * 86400) + phase2))
         case .observed:
             let hour = UInt64(bitPattern: Int64((t / 3600).rounded(.down)))
             return amplitude * (2 * unit(key ^ mix(hour)) - 1)
@@ -235,7 +244,8 @@ struct Field {
 
         var s = Sample()
         let mean = 14 - 0.35 * (abs(latitude) - 40) + 9 * seasonal - elevation / 160
-        s.temperature = squash(mean + 4.5 * diurnal + 4 * s1 + 1.5 * s2 + deviation("temperature", t, amplitude: 1.5), -5, 30)
+        s.temperature = squash(
+            mean + 4.5 * diurnal + 4 * s1 + 1.5 * s2 + deviation("temperature", t, amplitude: 1.5), -5, 30)
         s.humidity = squash(68 - 15 * diurnal + 12 * s2 + deviation("humidity", t, amplitude: 6), 0, 100)
         s.cloud = squash(50 + 55 * s3 + deviation("cloud", t, amplitude: 15), 0, 100)
         let wet = 0.55 * s4 - 0.3 * s1 + 0.15 * s3 + deviation("wet", t, amplitude: 0.25)
@@ -302,7 +312,9 @@ struct UnitSettings {
     }
 }
 
-enum Kind: Sendable { case temperature, percent, precipitation, snow, wind, degree, pressure, code, plain, meters, seconds, hours }
+enum Kind: Sendable {
+    case temperature, percent, precipitation, snow, wind, degree, pressure, code, plain, meters, seconds, hours
+}
 
 /// One output column: unit string, decimals and how to get the number.
 struct Column: Sendable {
@@ -380,7 +392,7 @@ enum Variables {
             ("wind_gusts_10m", Column(kind: .wind) { $0.gusts }),
             ("is_day", Column(kind: .code) { $0.isDay }),
             ("uv_index", Column(kind: .plain) { $0.uvIndex }),
-            ("visibility", Column(kind: .meters) { $0.visibility }),
+            ("visibility", Column(kind: .meters) { $0.visibility })
         ]
         return Dictionary(uniqueKeysWithValues: list.map { (canonical($0.0), $0.1) })
     }()
@@ -395,8 +407,12 @@ enum Variables {
     }
 
     static let daily: [String: Daily] = {
-        func maxOf(_ f: @escaping @Sendable (Sample) -> Double) -> @Sendable ([Sample]) -> Double { { $0.map(f).max() ?? .nan } }
-        func minOf(_ f: @escaping @Sendable (Sample) -> Double) -> @Sendable ([Sample]) -> Double { { $0.map(f).min() ?? .nan } }
+        func maxOf(_ f: @escaping @Sendable (Sample) -> Double) -> @Sendable ([Sample]) -> Double {
+            { $0.map(f).max() ?? .nan }
+        }
+        func minOf(_ f: @escaping @Sendable (Sample) -> Double) -> @Sendable ([Sample]) -> Double {
+            { $0.map(f).min() ?? .nan }
+        }
         func sumOf(_ f: @escaping @Sendable (Sample) -> Double) -> @Sendable ([Sample]) -> Double {
             // Sum of the already-rounded hourly values, so daily sums match the hourly column.
             { $0.map { (f($0) * 100).rounded() / 100 }.reduce(0, +) }
@@ -405,13 +421,19 @@ enum Variables {
             ("weather_code", .column(.code, maxOf { $0.weatherCode })),
             ("temperature_2m_max", .column(.temperature, maxOf { $0.temperature })),
             ("temperature_2m_min", .column(.temperature, minOf { $0.temperature })),
-            ("temperature_2m_mean", .column(.temperature) { $0.map(\.temperature).reduce(0, +) / Double(max(1, $0.count)) }),
+            (
+                "temperature_2m_mean",
+                .column(.temperature) { $0.map(\.temperature).reduce(0, +) / Double(max(1, $0.count)) }
+            ),
             ("apparent_temperature_max", .column(.temperature, maxOf { $0.apparent })),
             ("apparent_temperature_min", .column(.temperature, minOf { $0.apparent })),
             ("precipitation_sum", .column(.precipitation, sumOf { $0.precipitation })),
             ("rain_sum", .column(.precipitation, sumOf { $0.snowfall > 0 ? 0 : $0.precipitation })),
             ("snowfall_sum", .column(.snow, sumOf { $0.snowfall })),
-            ("precipitation_hours", .column(.hours) { Double($0.filter { ($0.precipitation * 100).rounded() > 0 }.count) }),
+            (
+                "precipitation_hours",
+                .column(.hours) { Double($0.filter { ($0.precipitation * 100).rounded() > 0 }.count) }
+            ),
             ("precipitation_probability_max", .column(.percent, maxOf { $0.precipitationProbability })),
             ("wind_speed_10m_max", .column(.wind, maxOf { $0.windSpeed })),
             ("wind_gusts_10m_max", .column(.wind, maxOf { $0.gusts })),
@@ -419,7 +441,7 @@ enum Variables {
             ("uv_index_max", .column(.plain, maxOf { $0.uvIndex })),
             ("daylight_duration", .column(.seconds) { Double($0.filter { $0.isDay > 0 }.count * 3600) }),
             ("sunrise", .sunrise),
-            ("sunset", .sunset),
+            ("sunset", .sunset)
         ]
         return Dictionary(uniqueKeysWithValues: list.map { (canonical($0.0), $0.1) })
     }()
@@ -478,8 +500,10 @@ enum Synth {
     enum API { case forecast, archive }
 
     /// Builds the JSON object text for location `index` of a forecast or archive request.
-    static func location(api: API, query q: Query, latitude: Double, longitude: Double, index: Int,
-                         zoneName: String, context: SynthContext) throws(APIError) -> String {
+    static func location(
+        api: API, query q: Query, latitude: Double, longitude: Double, index: Int,
+        zoneName: String, context: SynthContext
+    ) throws(APIError) -> String {
         let zone = try Zone.resolve(zoneName, now: context.now)
         let units = UnitSettings(q)
         let iso = (q["timeformat"] ?? "iso8601").lowercased() != "unixtime"
@@ -497,9 +521,15 @@ enum Synth {
         let firstDay: Int, dayCount: Int
         if let start = q["start_date"], let end = q["end_date"] {
             guard let a = Civil.parseDate(start), let b = Civil.parseDate(end), b >= a else {
-                throw APIError(status: 400, reason: "Parameter 'start_date' and 'end_date' must be valid dates (yyyy-mm-dd) with end_date >= start_date")
+                throw APIError(
+                    status: 400,
+                    reason:
+                        "Parameter 'start_date' and 'end_date' must be valid dates (yyyy-mm-dd) with end_date >= start_date"
+                )
             }
-            guard b - a < 366 * 5 else { throw APIError(status: 400, reason: "Date range too long for the replay server") }
+            guard b - a < 366 * 5 else {
+                throw APIError(status: 400, reason: "Date range too long for the replay server")
+            }
             firstDay = a
             dayCount = b - a + 1
         } else if api == .archive {
@@ -507,8 +537,12 @@ enum Synth {
         } else {
             let past = q.int("past_days") ?? 0
             let days = q.int("forecast_days") ?? 7
-            guard (0...16).contains(days) else { throw APIError(status: 400, reason: "Forecast days is invalid. Allowed range 0 to 16. Given \(days).") }
-            guard (0...92).contains(past) else { throw APIError(status: 400, reason: "Past days is invalid. Allowed range 0 to 92. Given \(past).") }
+            guard (0...16).contains(days) else {
+                throw APIError(status: 400, reason: "Forecast days is invalid. Allowed range 0 to 16. Given \(days).")
+            }
+            guard (0...92).contains(past) else {
+                throw APIError(status: 400, reason: "Past days is invalid. Allowed range 0 to 92. Given \(past).")
+            }
             let localNow = Int(context.now.timeIntervalSince1970.rounded(.down)) + zone.offset
             firstDay = Int((Double(localNow) / 86400).rounded(.down)) - past
             dayCount = past + days
@@ -519,15 +553,17 @@ enum Synth {
         let models = q.list("models").isEmpty ? ["best_match"] : q.list("models")
         let suffix = models.count > 1
         func field(_ model: String) -> Field {
-            Field(latitude: latitude, longitude: longitude, elevation: elevation, model: model,
-                  variation: api == .forecast ? .forecast(run: context.run) : .observed)
+            Field(
+                latitude: latitude, longitude: longitude, elevation: elevation, model: model,
+                variation: api == .forecast ? .forecast(run: context.run) : .observed)
         }
 
         var o = "{"
         o += "\"latitude\":\(JSONText.plain(gridLat)),\"longitude\":\(JSONText.plain(gridLon))"
         o += ",\"generationtime_ms\":0.0421\(index % 10)"
         o += ",\"utc_offset_seconds\":\(zone.offset),\"timezone\":\(JSONText.quote(zone.name))"
-        o += ",\"timezone_abbreviation\":\(JSONText.quote(zone.abbreviation)),\"elevation\":\(JSONText.plain(elevation))"
+        o +=
+            ",\"timezone_abbreviation\":\(JSONText.quote(zone.abbreviation)),\"elevation\":\(JSONText.plain(elevation))"
         if index != 0 { o += ",\"location_id\":\(index)" }
 
         func timeValue(_ t: Int, daily: Bool) -> String {
@@ -539,14 +575,18 @@ enum Synth {
         // current: now floored to 15 minutes, unsuffixed, first model only, as Open-Meteo sends it.
         let currentVars = q.list("current")
         if !currentVars.isEmpty {
-            let columns = try currentVars.map { name throws(APIError) in (name, try hourlyColumn(name, key: "current")) }
+            let columns = try currentVars.map { name throws(APIError) in (name, try hourlyColumn(name, key: "current"))
+            }
             let t = Int(context.now.timeIntervalSince1970 / 900) * 900
             let sample = field(models[0]).sample(Double(t))
             o += ",\"current_units\":{\"time\":\(timeUnit),\"interval\":\"seconds\""
-            for (name, c) in columns { o += ",\(JSONText.quote(name)):\(JSONText.quote(Variables.unitOverride(name) ?? c.unit(units)))" }
+            for (name, c) in columns {
+                o += ",\(JSONText.quote(name)):\(JSONText.quote(Variables.unitOverride(name) ?? c.unit(units)))"
+            }
             o += "},\"current\":{\"time\":\(timeValue(t, daily: false)),\"interval\":900"
             for (name, c) in columns {
-                o += ",\(JSONText.quote(name)):\(JSONText.number(c.convert(c.value(sample), units), decimals: c.decimals(units)))"
+                o +=
+                    ",\(JSONText.quote(name)):\(JSONText.number(c.convert(c.value(sample), units), decimals: c.decimals(units)))"
             }
             o += "}"
         }
@@ -581,7 +621,10 @@ enum Synth {
                 for (name, c) in columns {
                     let key = suffix ? "\(name)_\(model)" : name
                     let d = c.decimals(units)
-                    o += ",\(JSONText.quote(key)):[" + series.map { JSONText.number(c.convert(c.value($0), units), decimals: d) }.joined(separator: ",") + "]"
+                    o +=
+                        ",\(JSONText.quote(key)):["
+                        + series.map { JSONText.number(c.convert(c.value($0), units), decimals: d) }.joined(
+                            separator: ",") + "]"
                 }
             }
             o += "}"
@@ -590,7 +633,10 @@ enum Synth {
         if !dailyVars.isEmpty {
             let columns = try dailyVars.map { name throws(APIError) -> (String, Variables.Daily) in
                 guard let d = Variables.daily[Variables.canonical(name)] else {
-                    throw APIError(status: 400, reason: "Cannot initialize ForecastVariableDaily from invalid String value \(name) for key daily")
+                    throw APIError(
+                        status: 400,
+                        reason:
+                            "Cannot initialize ForecastVariableDaily from invalid String value \(name) for key daily")
                 }
                 return (name, d)
             }
@@ -601,7 +647,9 @@ enum Synth {
                     let unit: String
                     switch d {
                     case .sunrise, .sunset: unit = iso ? "iso8601" : "unixtime"
-                    case .column(let kind, let fn): unit = Column(kind: kind, value: { _ in 0 }).unit(units); _ = fn
+                    case .column(let kind, let fn):
+                        unit = Column(kind: kind, value: { _ in 0 }).unit(units)
+                        _ = fn
                     }
                     o += ",\(JSONText.quote(key)):\(JSONText.quote(unit))"
                 }
@@ -639,7 +687,11 @@ enum Synth {
     private static func hourlyColumn(_ name: String, key: String) throws(APIError) -> Column {
         guard let c = Variables.hourly[Variables.canonical(name)] else {
             // Same wording pattern as Open-Meteo's error bodies; clients must not parse it.
-            throw APIError(status: 400, reason: "Cannot initialize SurfaceAndPressureVariable<ForecastSurfaceVariable, ForecastPressureVariable> from invalid String value \(name) for key \(key)")
+            throw APIError(
+                status: 400,
+                reason:
+                    "Cannot initialize SurfaceAndPressureVariable<ForecastSurfaceVariable, ForecastPressureVariable> from invalid String value \(name) for key \(key)"
+            )
         }
         return c
     }

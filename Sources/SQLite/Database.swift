@@ -143,7 +143,8 @@ public final class Database {
                 let mode = try scalarText("PRAGMA journal_mode = WAL")
                 guard mode?.lowercased() == "wal" else {
                     throw SQLiteError(
-                        extendedCode: SQLITE_ERROR, message: "could not switch to WAL (journal_mode is \(mode ?? "unknown"))",
+                        extendedCode: SQLITE_ERROR,
+                        message: "could not switch to WAL (journal_mode is \(mode ?? "unknown"))",
                         sql: "PRAGMA journal_mode = WAL")
                 }
                 try execute("PRAGMA synchronous = NORMAL")
@@ -237,8 +238,9 @@ public final class Database {
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     func error(_ rc: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(extendedCode: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc,
-                    message: lastErrorMessage, sql: sql)
+        SQLiteError(
+            extendedCode: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc,
+            message: lastErrorMessage, sql: sql)
     }
 
     // MARK: Transactions

@@ -33,11 +33,14 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .unknownMigration(let name, let path):
-            return "the database \(path) records migration \(name), which this wxdb does not know: it was written by a newer wxdb. Upgrade wxdb to use it, or pass another --db; the file was not changed."
+            return
+                "the database \(path) records migration \(name), which this wxdb does not know: it was written by a newer wxdb. Upgrade wxdb to use it, or pass another --db; the file was not changed."
         case .checksumMismatch(let name, let path):
-            return "migration \(name) recorded in \(path) differs from the one this wxdb carries, so the schema cannot be trusted. Use the wxdb that created it, or another --db; the file was not changed."
+            return
+                "migration \(name) recorded in \(path) differs from the one this wxdb carries, so the schema cannot be trusted. Use the wxdb that created it, or another --db; the file was not changed."
         case .missingRecord(let name, let later, let path):
-            return "\(path) does not record migration \(name) although it records the later \(later): its schema_migrations table was edited or damaged, so wxdb cannot tell which schema it has. The file was not changed; restore it from a backup, or export what still reads with 'wxdb export'."
+            return
+                "\(path) does not record migration \(name) although it records the later \(later): its schema_migrations table was edited or damaged, so wxdb cannot tell which schema it has. The file was not changed; restore it from a backup, or export what still reads with 'wxdb export'."
         }
     }
 }
@@ -58,8 +61,9 @@ public struct Migrator: Sendable {
 
     /// The migrations recorded in the database, in order. Reads only, so a refused file stays as it was.
     public func applied(in db: Database) throws -> [(name: String, checksum: String)] {
-        let exists = try db.scalarInt(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+        let exists =
+            try db.scalarInt(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
         guard exists > 0 else { return [] }
         return try db.rows("SELECT name, checksum FROM schema_migrations ORDER BY name") {
             (name: $0.string(0), checksum: $0.string(1))
@@ -72,7 +76,8 @@ public struct Migrator: Sendable {
         let records = try applied(in: db)
         let recorded = Set(records.map(\.name))
         if let latest = migrations.last(where: { recorded.contains($0.name) }),
-           let gap = migrations.first(where: { !recorded.contains($0.name) && $0.name < latest.name }) {
+            let gap = migrations.first(where: { !recorded.contains($0.name) && $0.name < latest.name })
+        {
             throw MigrationError.missingRecord(name: gap.name, later: latest.name, path: db.path)
         }
         for record in records {
@@ -101,8 +106,9 @@ public struct Migrator: Sendable {
             try db.transaction {
                 try db.execute(Self.createTable)
                 // Another process may have applied it while we waited for the write lock.
-                let already = try db.scalarInt(
-                    "SELECT count(*) FROM schema_migrations WHERE name = ?", [.text(migration.name)]) ?? 0
+                let already =
+                    try db.scalarInt(
+                        "SELECT count(*) FROM schema_migrations WHERE name = ?", [.text(migration.name)]) ?? 0
                 guard already == 0 else { return }
                 try db.execute(migration.sql)
                 try db.run(

@@ -35,8 +35,9 @@ public final class Statement {
     /// would read as "no filter").
     public func bind(_ values: [SQLValue]) throws {
         guard values.count == parameterCount else {
-            throw SQLiteError(extendedCode: SQLITE_RANGE,
-                              message: "\(values.count) argument(s) for \(parameterCount) parameter(s)", sql: sql)
+            throw SQLiteError(
+                extendedCode: SQLITE_RANGE,
+                message: "\(values.count) argument(s) for \(parameterCount) parameter(s)", sql: sql)
         }
         for (index, value) in values.enumerated() {
             try bind(value, at: Int32(index + 1))
@@ -52,7 +53,9 @@ public final class Statement {
         case .real(let v): rc = sqlite3_bind_double(handle, index, v)
         case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, wxdb_sqlite_transient())
         case .blob(let v):
-            rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), wxdb_sqlite_transient()) }
+            rc = v.withUnsafeBytes {
+                sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), wxdb_sqlite_transient())
+            }
         }
         if rc != SQLITE_OK { throw database.error(rc, sql: sql) }
     }

@@ -10,7 +10,9 @@ public struct ExportFilter: Sendable {
     public var model: String?
     public var source: String?
 
-    public init(locationID: Int64? = nil, from: Int64? = nil, to: Int64? = nil, model: String? = nil, source: String? = nil) {
+    public init(
+        locationID: Int64? = nil, from: Int64? = nil, to: Int64? = nil, model: String? = nil, source: String? = nil
+    ) {
         self.locationID = locationID
         self.from = from
         self.to = to
@@ -49,9 +51,12 @@ public struct ExportFilter: Sendable {
 extension Store {
     /// Streams hourly forecast rows, by location, run issue time and valid time. Columns:
     /// 0 location name, 1 model, 2 issued_at, 3 fetched_at, 4 valid_time, then `variables` (5...).
-    public func forEachHourlyForecast(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void) throws {
+    public func forEachHourlyForecast(
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void
+    ) throws {
         let columns = try variables.map { "h." + (try Self.hourlyColumn($0.name)) }
-        let (whereClause, arguments) = filter.whereClause(location: "r.location_id", time: "r.issued_at", model: "r.model", source: nil)
+        let (whereClause, arguments) = filter.whereClause(
+            location: "r.location_id", time: "r.issued_at", model: "r.model", source: nil)
         // Ordered along the (location_id, issued_at) index and the (run_id, valid_time) key: no sort.
         let sql = """
             SELECT l.name, r.model, r.issued_at, r.fetched_at, h.valid_time, \(columns.joined(separator: ", "))
@@ -66,12 +71,17 @@ extension Store {
 
     /// Streams daily forecast rows, by location, run issue time and date. Columns: 0 location name,
     /// 1 model, 2 issued_at, 3 fetched_at, 4 date, then `variables` (5...; instants as unixtime).
-    public func forEachDailyForecast(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void) throws {
+    public func forEachDailyForecast(
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void
+    ) throws {
         let columns = try variables.map { variable in
-            guard let name = Variables.dailyNames.first(where: { $0 == variable.name }) else { throw StoreError.unknownColumn(variable.name) }
+            guard let name = Variables.dailyNames.first(where: { $0 == variable.name }) else {
+                throw StoreError.unknownColumn(variable.name)
+            }
             return "d." + name
         }
-        let (whereClause, arguments) = filter.whereClause(location: "r.location_id", time: "r.issued_at", model: "r.model", source: nil)
+        let (whereClause, arguments) = filter.whereClause(
+            location: "r.location_id", time: "r.issued_at", model: "r.model", source: nil)
         let sql = """
             SELECT l.name, r.model, r.issued_at, r.fetched_at, d.date, \(columns.joined(separator: ", "))
             FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
@@ -85,9 +95,12 @@ extension Store {
 
     /// Streams observation rows, by location, time and source. Columns: 0 location name, 1 source,
     /// 2 time, then `variables` (3...).
-    public func forEachObservation(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void) throws {
+    public func forEachObservation(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void)
+        throws
+    {
         let columns = try variables.map { "o." + (try Self.hourlyColumn($0.name)) }
-        let (whereClause, arguments) = filter.whereClause(location: "o.location_id", time: "o.time", model: nil, source: "o.source")
+        let (whereClause, arguments) = filter.whereClause(
+            location: "o.location_id", time: "o.time", model: nil, source: "o.source")
         let sql = """
             SELECT l.name, o.source, o.time, \(columns.joined(separator: ", "))
             FROM observations o

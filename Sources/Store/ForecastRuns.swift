@@ -37,9 +37,11 @@ public struct FetchRecord: Sendable {
     /// Also keep the response's past hours (valid at or before `fetchedAt`) as `analysis` observations.
     public var recordAnalysis: Bool
 
-    public init(fetchedAt: Int64, origin: FetchOrigin, request: String? = nil, httpStatus: Int? = nil,
-                durationMilliseconds: Int? = nil, issuedAt: [String: Int64] = [:], recordAnalysis: Bool = true,
-                apiWeight: Double? = nil) {
+    public init(
+        fetchedAt: Int64, origin: FetchOrigin, request: String? = nil, httpStatus: Int? = nil,
+        durationMilliseconds: Int? = nil, issuedAt: [String: Int64] = [:], recordAnalysis: Bool = true,
+        apiWeight: Double? = nil
+    ) {
         self.apiWeight = apiWeight
         self.fetchedAt = fetchedAt
         self.origin = origin
@@ -52,13 +54,16 @@ public struct FetchRecord: Sendable {
 }
 
 extension Store {
-    static let hourlyInsertSQL = "INSERT INTO hourly_forecasts (run_id, valid_time, "
+    static let hourlyInsertSQL =
+        "INSERT INTO hourly_forecasts (run_id, valid_time, "
         + Variables.hourlyNames.joined(separator: ", ") + ") VALUES (?, ?"
         + String(repeating: ", ?", count: Variables.hourly.count) + ")"
-    static let dailyInsertSQL = "INSERT INTO daily_forecasts (run_id, date, "
+    static let dailyInsertSQL =
+        "INSERT INTO daily_forecasts (run_id, date, "
         + Variables.dailyNames.joined(separator: ", ") + ") VALUES (?, ?"
         + String(repeating: ", ?", count: Variables.daily.count) + ")"
-    static let observationReplaceSQL = "INSERT INTO observations (location_id, source, time, "
+    static let observationReplaceSQL =
+        "INSERT INTO observations (location_id, source, time, "
         + Variables.hourlyNames.joined(separator: ", ") + ", recorded_at) VALUES (?, ?, ?"
         + String(repeating: ", ?", count: Variables.hourly.count) + ", ?) "
         + "ON CONFLICT (location_id, source, time) DO UPDATE SET "
@@ -69,16 +74,19 @@ extension Store {
     /// Stores one decoded response for `location` in one transaction: a run per model (or a
     /// fetch-log entry only, when the content equals a run already stored for that model), the `current`
     /// block as observations, and the past hours as `analysis` observations.
-    public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+    public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome]
+    {
         try db.transaction { try storeInTransaction(response, for: location, fetch: fetch) }
     }
 
     /// Stores the responses `make` builds from `items`, all in one transaction: each is made just
     /// before it is stored, so memory stays flat however many there are, and the first error rolls
     /// every one back. `stored` hears about each item as it is stored.
-    public func storeAll<Item>(_ items: [Item], for location: Location,
-                               make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
-                               stored: (Item, [StoreOutcome]) -> Void = { _, _ in }) throws -> [StoreOutcome] {
+    public func storeAll<Item>(
+        _ items: [Item], for location: Location,
+        make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
+        stored: (Item, [StoreOutcome]) -> Void = { _, _ in }
+    ) throws -> [StoreOutcome] {
         try db.transaction {
             try items.flatMap { item -> [StoreOutcome] in
                 let (response, fetch) = try make(item)
@@ -90,7 +98,9 @@ extension Store {
     }
 
     /// Like `store`, inside a transaction the caller holds.
-    func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome] {
+    func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws
+        -> [StoreOutcome]
+    {
         guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
         try adoptTimezoneIfAuto(location, from: response)
         var outcomes: [StoreOutcome] = []
@@ -98,19 +108,23 @@ extension Store {
             outcomes.append(try storeRun(forecast, response: response, location: location, fetch: fetch))
         }
         if let current = response.current {
-            try upsertObservation(locationID: location.id, source: "current", time: current.time,
-                                  values: current.values, recordedAt: fetch.fetchedAt)
+            try upsertObservation(
+                locationID: location.id, source: "current", time: current.time,
+                values: current.values, recordedAt: fetch.fetchedAt)
         }
         if fetch.recordAnalysis, let first = response.models.first {
             // The past is what was past for the server too: a fetch time ahead of the response's own
             // `current` time (a clock running ahead) must not turn forecast hours into observations.
             let through = min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
-            try upsertObservations(first, through: through, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
+            try upsertObservations(
+                first, through: through, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
         }
         return outcomes
     }
 
-    func storeRun(_ forecast: ModelForecast, response: ForecastResponse, location: Location, fetch: FetchRecord) throws -> StoreOutcome {
+    func storeRun(_ forecast: ModelForecast, response: ForecastResponse, location: Location, fetch: FetchRecord) throws
+        -> StoreOutcome
+    {
         let hash = forecast.contentHash(grid: (response.latitude, response.longitude, response.elevation))
         // Any earlier run of this location and model with the same content: re-fetching (or
         // re-importing an archive) adds a fetch-log entry, never a second copy.
@@ -126,8 +140,11 @@ extension Store {
         // Not the same bytes, but maybe the same model run: seen through Open-Meteo's window after
         // it moved on at local midnight, under another UTC offset (DST, `locations set --timezone`),
         // or an older response re-imported after the run absorbed newer windows (and their hashes).
-        let match = same == nil
-            ? try matchingRun(forecast, utcOffset: response.utcOffsetSeconds, modelRun: fetch.issuedAt[forecast.model], locationID: location.id)
+        let match =
+            same == nil
+            ? try matchingRun(
+                forecast, utcOffset: response.utcOffsetSeconds, modelRun: fetch.issuedAt[forecast.model],
+                locationID: location.id)
             : nil
 
         let runID: Int64
@@ -156,25 +173,30 @@ extension Store {
                     first_valid_time, last_valid_time, hour_count, day_count)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                [.integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
-                 .text(modelRun == nil ? "first_fetch" : "model_run"), .integer(fetch.fetchedAt),
-                 .real(response.latitude), .real(response.longitude), response.elevation.sqlValue,
-                 .integer(Int64(response.utcOffsetSeconds)), .text(response.timezone), .integer(hash),
-                 forecast.hourlyTimes.min().sqlValue, forecast.hourlyTimes.max().sqlValue,
-                 // Distinct counts: `insertRows` keeps one row per repeated hour or date.
-                 .integer(Int64(Set(forecast.hourlyTimes).count)), .integer(Int64(Set(forecast.dailyDates).count))])
+                [
+                    .integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
+                    .text(modelRun == nil ? "first_fetch" : "model_run"), .integer(fetch.fetchedAt),
+                    .real(response.latitude), .real(response.longitude), response.elevation.sqlValue,
+                    .integer(Int64(response.utcOffsetSeconds)), .text(response.timezone), .integer(hash),
+                    forecast.hourlyTimes.min().sqlValue, forecast.hourlyTimes.max().sqlValue,
+                    // Distinct counts: `insertRows` keeps one row per repeated hour or date.
+                    .integer(Int64(Set(forecast.hourlyTimes).count)), .integer(Int64(Set(forecast.dailyDates).count))
+                ])
             runID = db.lastInsertRowID
             kind = .stored
             try insertRows(forecast, runID: runID)
         }
         if same == nil {
-            try db.run("INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id) VALUES (?, ?, ?, ?)",
-                       [.integer(location.id), .text(forecast.model), .integer(hash), .integer(runID)])
+            try db.run(
+                "INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id) VALUES (?, ?, ?, ?)",
+                [.integer(location.id), .text(forecast.model), .integer(hash), .integer(runID)])
         }
-        try logFetch(fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
-        return StoreOutcome(kind: kind, model: forecast.model, runID: runID,
-                            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
-                            addedHours: added, continued: continued)
+        try logFetch(
+            fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
+        return StoreOutcome(
+            kind: kind, model: forecast.model, runID: runID,
+            hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
+            addedHours: added, continued: continued)
     }
 
     /// A stored run that is the same model run as `forecast`.
@@ -193,10 +215,12 @@ extension Store {
     /// values under another offset cover other 24 hours, so they are not compared. When both the
     /// response's model run time (`modelRun`) and a run's are known, they must be equal: another
     /// model run that happens to give the same values (as synthetic histories do) is not this one.
-    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws -> RunMatch? {
+    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws -> RunMatch?
+    {
         let times = forecast.hourlyTimes
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
-        guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
+        guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
+        else { return nil }
         // Runs whose hours overlap the forecast's, newest first; a different model run disagrees
         // at its first shared hour, so each costs one seek and a row or two.
         let candidates = try db.rows(
@@ -210,15 +234,17 @@ extension Store {
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
         for candidate in candidates {
             guard let shared = try sharedHours(forecast, runID: candidate.id),
-                  shared >= min(24, times.count) else { continue }
+                shared >= min(24, times.count)
+            else { continue }
             let sameOffset = candidate.offset == utcOffset
             var allDates = true
             if sameOffset {
                 guard let dates = try sharedDates(forecast, runID: candidate.id) else { continue }
                 allDates = dates == Set(forecast.dailyDates).count
             }
-            return RunMatch(id: candidate.id, fetchedAt: candidate.fetchedAt,
-                            contained: shared == times.count && allDates, sameOffset: sameOffset)
+            return RunMatch(
+                id: candidate.id, fetchedAt: candidate.fetchedAt,
+                contained: shared == times.count && allDates, sameOffset: sameOffset)
         }
         return nil
     }
@@ -242,7 +268,8 @@ extension Store {
             while row < times.count && times[row] < time { row += 1 }
             guard row < times.count else { break }
             guard times[row] == time else { continue }
-            for (index, column) in forecast.hourly.enumerated() where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
+            for (index, column) in forecast.hourly.enumerated()
+            where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
                 return nil
             }
             shared += 1
@@ -261,7 +288,8 @@ extension Store {
         var shared = 0
         while let stored = try days.step() {
             guard let row = dayOf[stored.string(0)] else { continue }
-            for (index, column) in forecast.daily.enumerated() where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
+            for (index, column) in forecast.daily.enumerated()
+            where (column?[row] ?? nil) != stored.optionalDouble(index + 1) {
                 return nil
             }
             shared += 1
@@ -274,13 +302,16 @@ extension Store {
     /// UTC offset are other days, so they are not mixed into the run. Returns the number of hours added.
     @discardableResult
     func extendRun(_ runID: Int64, with forecast: ModelForecast, hash: Int64, dailies: Bool) throws -> Int {
-        let storedHours = Set(try db.rows("SELECT valid_time FROM hourly_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.int64(0) })
-        let storedDates = Set(try db.rows("SELECT date FROM daily_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.string(0) })
+        let storedHours = Set(
+            try db.rows("SELECT valid_time FROM hourly_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.int64(0) })
+        let storedDates = Set(
+            try db.rows("SELECT date FROM daily_forecasts WHERE run_id = ?", [.integer(runID)]) { $0.string(0) })
         var extra = ModelForecast(model: forecast.model)
         let hourRows = forecast.hourlyTimes.indices.filter { !storedHours.contains(forecast.hourlyTimes[$0]) }
         extra.hourlyTimes = hourRows.map { forecast.hourlyTimes[$0] }
         extra.hourly = forecast.hourly.map { column in column.map { values in hourRows.map { values[$0] } } }
-        let dayRows = dailies ? forecast.dailyDates.indices.filter { !storedDates.contains(forecast.dailyDates[$0]) } : []
+        let dayRows =
+            dailies ? forecast.dailyDates.indices.filter { !storedDates.contains(forecast.dailyDates[$0]) } : []
         extra.dailyDates = dayRows.map { forecast.dailyDates[$0] }
         extra.daily = forecast.daily.map { column in column.map { values in dayRows.map { values[$0] } } }
         try insertRows(extra, runID: runID)
@@ -337,8 +368,10 @@ extension Store {
     /// those it lacks (a CSV of precipitation does not erase temperatures); an older one changes nothing.
     /// With `replacing`, the values replace the stored ones whenever they were recorded (the user's
     /// latest file is the correction, even when an earlier import carried a clock that ran ahead).
-    public func upsertObservation(locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64,
-                                  replacing: Bool = false) throws {
+    public func upsertObservation(
+        locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64,
+        replacing: Bool = false
+    ) throws {
         let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
         try upsert.bind(locationID, at: 1)
         try upsert.bind(.text(source), at: 2)
@@ -350,36 +383,50 @@ extension Store {
 
     /// Like `upsertObservations`, in one transaction of its own.
     @discardableResult
-    public func saveObservations(_ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
-                                 recordedAt: Int64) throws -> Int {
-        try db.transaction { try upsertObservations(series, through: through, locationID: locationID, source: source, recordedAt: recordedAt) }
+    public func saveObservations(
+        _ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
+        recordedAt: Int64
+    ) throws -> Int {
+        try db.transaction {
+            try upsertObservations(
+                series, through: through, locationID: locationID, source: source, recordedAt: recordedAt)
+        }
     }
 
     /// Upserts a series' hours (those valid at or before `through`) as observations of `source`;
     /// hours with no value at all are skipped. Returns how many hours were written.
     @discardableResult
-    public func upsertObservations(_ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
-                                   recordedAt: Int64) throws -> Int {
+    public func upsertObservations(
+        _ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
+        recordedAt: Int64
+    ) throws -> Int {
         var hours = 0
         for (row, time) in series.hourlyTimes.enumerated() where time <= through {
             let values = series.hourly.map { $0?[row] ?? nil }
             if values.allSatisfy({ $0 == nil }) { continue }
-            try upsertObservation(locationID: locationID, source: source, time: time, values: values, recordedAt: recordedAt)
+            try upsertObservation(
+                locationID: locationID, source: source, time: time, values: values, recordedAt: recordedAt)
             hours += 1
         }
         return hours
     }
 
     /// Records one attempt in the fetch log.
-    public func logFetch(_ fetch: FetchRecord, locationID: Int64?, model: String?, outcome: String, runID: Int64?, error: String?) throws {
+    public func logFetch(
+        _ fetch: FetchRecord, locationID: Int64?, model: String?, outcome: String, runID: Int64?, error: String?
+    ) throws {
         try db.run(
             """
             INSERT INTO fetch_log (attempted_at, location_id, model, origin, outcome, http_status, error, duration_ms, run_id, request, api_weight)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            [.integer(fetch.fetchedAt), locationID.sqlValue, model.sqlValue, .text(fetch.origin.rawValue), .text(outcome),
-             fetch.httpStatus.sqlValue, error.sqlValue, fetch.durationMilliseconds.sqlValue, runID.sqlValue, fetch.request.sqlValue,
-             fetch.apiWeight.sqlValue])
+            [
+                .integer(fetch.fetchedAt), locationID.sqlValue, model.sqlValue, .text(fetch.origin.rawValue),
+                .text(outcome),
+                fetch.httpStatus.sqlValue, error.sqlValue, fetch.durationMilliseconds.sqlValue, runID.sqlValue,
+                fetch.request.sqlValue,
+                fetch.apiWeight.sqlValue
+            ])
     }
 
     /// Records a failed attempt (its own small transaction, so it survives the failure it describes).
@@ -390,11 +437,15 @@ extension Store {
     /// Records one failed attempt for several locations and models (a batched request) in one
     /// transaction of its own. A location removed meanwhile (by another command) has no log left
     /// to write to: only its own rows are skipped.
-    public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String) throws {
+    public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String)
+        throws
+    {
         try db.transaction {
             for target in targets {
                 if let id = target.locationID, try !locationExists(id: id) { continue }
-                try logFetch(fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil, error: error)
+                try logFetch(
+                    fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil,
+                    error: error)
             }
         }
     }

@@ -41,8 +41,10 @@ extension Store {
         try statement.bind(
             [.integer(locationID), .text(source), .integer(from ?? Int64.min), .integer(to ?? Int64.max), .text(model)])
         while let row = try statement.step() {
-            try visit(ForecastPair(model: row.string(0), issuedAt: row.int64(1), validTime: row.int64(2),
-                                   forecast: row.double(3), observed: row.double(4)))
+            try visit(
+                ForecastPair(
+                    model: row.string(0), issuedAt: row.int64(1), validTime: row.int64(2),
+                    forecast: row.double(3), observed: row.double(4)))
         }
     }
 
@@ -66,10 +68,14 @@ extension Store {
             ORDER BY h.valid_time, r.issued_at
             """)
         try statement.bind(
-            [.integer(locationID), .text(model), .integer(from ?? Int64.min), .integer(to ?? Int64.max),
-             .real(leadFromHours * 3600), .real(leadToHours * 3600)])
+            [
+                .integer(locationID), .text(model), .integer(from ?? Int64.min), .integer(to ?? Int64.max),
+                .real(leadFromHours * 3600), .real(leadToHours * 3600)
+            ])
         while let row = try statement.step() {
-            try visit(ForecastValue(model: row.string(0), issuedAt: row.int64(1), validTime: row.int64(2), value: row.double(3)))
+            try visit(
+                ForecastValue(
+                    model: row.string(0), issuedAt: row.int64(1), validTime: row.int64(2), value: row.double(3)))
         }
     }
 }

@@ -41,15 +41,18 @@ extension Store {
     static let locationColumns = "id, name, latitude, longitude, elevation, timezone, models, created_at"
 
     static func location(_ row: Row) -> Location {
-        Location(id: row.int64(0), name: row.string(1), latitude: row.double(2), longitude: row.double(3),
-                 elevation: row.optionalDouble(4), timezone: row.string(5),
-                 models: row.string(6).split(separator: ",").map(String.init), createdAt: row.int64(7))
+        Location(
+            id: row.int64(0), name: row.string(1), latitude: row.double(2), longitude: row.double(3),
+            elevation: row.optionalDouble(4), timezone: row.string(5),
+            models: row.string(6).split(separator: ",").map(String.init), createdAt: row.int64(7))
     }
 
     /// Saves a new location.
     @discardableResult
-    public func addLocation(name: String, latitude: Double, longitude: Double, elevation: Double?,
-                            timezone: String, models: [String], now: Int64) throws -> Location {
+    public func addLocation(
+        name: String, latitude: Double, longitude: Double, elevation: Double?,
+        timezone: String, models: [String], now: Int64
+    ) throws -> Location {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw LocationError.invalidName("it is empty") }
         guard (-90...90).contains(latitude) else {
@@ -63,10 +66,13 @@ extension Store {
             if try location(named: name) != nil { throw LocationError.duplicate(name) }
             try db.run(
                 "INSERT INTO locations (name, latitude, longitude, elevation, timezone, models, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [.text(name), .real(latitude), .real(longitude), elevation.sqlValue, .text(timezone),
-                 .text(modelList.joined(separator: ",")), .integer(now)])
-            return Location(id: db.lastInsertRowID, name: name, latitude: latitude, longitude: longitude,
-                            elevation: elevation, timezone: timezone, models: modelList, createdAt: now)
+                [
+                    .text(name), .real(latitude), .real(longitude), elevation.sqlValue, .text(timezone),
+                    .text(modelList.joined(separator: ",")), .integer(now)
+                ])
+            return Location(
+                id: db.lastInsertRowID, name: name, latitude: latitude, longitude: longitude,
+                elevation: elevation, timezone: timezone, models: modelList, createdAt: now)
         }
     }
 
@@ -94,8 +100,9 @@ extension Store {
             if let timezone, timezone != location.timezone {
                 try pinSummarySpans(locationID: location.id, timezone: location.timezone)
             }
-            try db.run("UPDATE locations SET timezone = coalesce(?, timezone), models = coalesce(?, models) WHERE id = ?",
-                       [timezone.sqlValue, models.map { .text($0.joined(separator: ",")) } ?? .null, .integer(location.id)])
+            try db.run(
+                "UPDATE locations SET timezone = coalesce(?, timezone), models = coalesce(?, models) WHERE id = ?",
+                [timezone.sqlValue, models.map { .text($0.joined(separator: ",")) } ?? .null, .integer(location.id)])
             return try requireLocation(named: name)
         }
     }
@@ -105,7 +112,8 @@ extension Store {
     func pinSummarySpans(locationID: Int64, timezone: String) throws {
         let dates = try db.rows(
             "SELECT DISTINCT valid_date FROM verification_summaries WHERE location_id = ? AND valid_from IS NULL",
-            [.integer(locationID)]) { $0.string(0) }
+            [.integer(locationID)]
+        ) { $0.string(0) }
         for date in dates {
             guard let span = ZoneTime.span(ofDate: date, timezone: timezone) else { continue }
             try db.run(
@@ -119,8 +127,12 @@ extension Store {
     public func removeLocation(named name: String, purge: Bool) throws -> (runs: Int, observations: Int) {
         try db.transaction {
             let location = try requireLocation(named: name)
-            let runs = Int(try db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = ?", [.integer(location.id)]) ?? 0)
-            let observations = Int(try db.scalarInt("SELECT count(*) FROM observations WHERE location_id = ?", [.integer(location.id)]) ?? 0)
+            let runs = Int(
+                try db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = ?", [.integer(location.id)])
+                    ?? 0)
+            let observations = Int(
+                try db.scalarInt("SELECT count(*) FROM observations WHERE location_id = ?", [.integer(location.id)])
+                    ?? 0)
             if (runs > 0 || observations > 0) && !purge {
                 throw StoreError.wouldDeleteHistory(name: name, runs: runs, observations: observations)
             }
@@ -141,7 +153,8 @@ public enum StoreError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .wouldDeleteHistory(let name, let runs, let observations):
-            return "\"\(name)\" has \(runs) forecast runs and \(observations) observations stored; add --purge to delete them with the location"
+            return
+                "\"\(name)\" has \(runs) forecast runs and \(observations) observations stored; add --purge to delete them with the location"
         case .unknownColumn(let name):
             return "internal error: \(name) is not a known variable column"
         case .locationRemoved(let name):
@@ -154,7 +167,9 @@ extension Store {
     /// Whether `location` is still saved (same id and name): another command may have removed it
     /// since it was looked up, and storing for it then fails on the foreign key.
     public func isStillSaved(_ location: Location) throws -> Bool {
-        try db.scalarInt("SELECT count(*) FROM locations WHERE id = ? AND name = ?", [.integer(location.id), .text(location.name)]) == 1
+        try db.scalarInt(
+            "SELECT count(*) FROM locations WHERE id = ? AND name = ?", [.integer(location.id), .text(location.name)])
+            == 1
     }
 
     /// Whether a location with this id is saved.
@@ -166,7 +181,8 @@ extension Store {
     public func adoptTimezoneIfAuto(_ location: Location, from response: ForecastResponse) throws {
         // Only a zone this machine's zone database knows: a server's text is not trusted.
         guard location.timezone == "auto", ZoneTime.isValidName(response.timezone) else { return }
-        try db.run("UPDATE locations SET timezone = ? WHERE id = ? AND timezone = 'auto'",
-                   [.text(response.timezone), .integer(location.id)])
+        try db.run(
+            "UPDATE locations SET timezone = ? WHERE id = ? AND timezone = 'auto'",
+            [.text(response.timezone), .integer(location.id)])
     }
 }

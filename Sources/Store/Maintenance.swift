@@ -16,8 +16,10 @@ public struct LocationActivity: Sendable, Equatable {
 
 extension Store {
     /// The tables `tableCounts` reports, in that order.
-    public static let tables = ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations",
-                                "verification_summaries"]
+    public static let tables = [
+        "locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations",
+        "verification_summaries"
+    ]
 
     /// Rows per table of `tables`.
     public func tableCounts() throws -> [(table: String, rows: Int64)] {
@@ -30,10 +32,15 @@ extension Store {
         return LocationActivity(
             runs: Int(try db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = ?", id) ?? 0),
             fetches: Int(try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ?", id) ?? 0),
-            repeated: Int(try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ? AND outcome = 'repeated'", id) ?? 0),
-            failed: Int(try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ? AND outcome = 'failed'", id) ?? 0),
+            repeated: Int(
+                try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ? AND outcome = 'repeated'", id)
+                    ?? 0),
+            failed: Int(
+                try db.scalarInt("SELECT count(*) FROM fetch_log WHERE location_id = ? AND outcome = 'failed'", id) ?? 0
+            ),
             observations: Int(try db.scalarInt("SELECT count(*) FROM observations WHERE location_id = ?", id) ?? 0),
-            lastFetch: try db.scalarInt("SELECT max(attempted_at) FROM fetch_log WHERE location_id = ? AND outcome != 'failed'", id))
+            lastFetch: try db.scalarInt(
+                "SELECT max(attempted_at) FROM fetch_log WHERE location_id = ? AND outcome != 'failed'", id))
     }
 
     /// The UTC hours (unixtime / 3600) since `since` in which a fetch (not an import) of the location
@@ -41,7 +48,8 @@ extension Store {
     public func fetchedHours(locationID: Int64, since: Int64) throws -> [Int64] {
         try db.rows(
             "SELECT DISTINCT attempted_at / 3600 FROM fetch_log WHERE location_id = ? AND origin = 'fetch' AND outcome != 'failed' AND attempted_at >= ?",
-            [.integer(locationID), .integer(since)]) { $0.int64(0) }
+            [.integer(locationID), .integer(since)]
+        ) { $0.int64(0) }
     }
 
     /// The share of Open-Meteo's weighted call count the fetch log records for fetches attempted
@@ -49,7 +57,8 @@ extension Store {
     public func apiWeightUsed(from: Int64, to: Int64) throws -> Double {
         try db.firstRow(
             "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin = 'fetch' AND attempted_at >= ? AND attempted_at < ?",
-            [.integer(from), .integer(to)]) { $0.double(0) } ?? 0
+            [.integer(from), .integer(to)]
+        ) { $0.double(0) } ?? 0
     }
 
     /// Free bytes for an unprivileged writer in the database's folder, or nil when unknown.

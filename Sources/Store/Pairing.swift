@@ -6,8 +6,10 @@ extension Store {
     /// forecast of `forecast` (any run of the location, of `model` when given, with a lead in
     /// `leadSeconds`, valid in [`from`, `to`)), or pairs of `forecast` already folded into
     /// `verification_summaries` by prune.
-    public func sourcePairs(locationID: Int64, source: String, forecast: Variable, observed: Variable,
-                            from: Int64?, to: Int64?, model: String?, leadSeconds: Range<Int64>) throws -> Bool {
+    public func sourcePairs(
+        locationID: Int64, source: String, forecast: Variable, observed: Variable,
+        from: Int64?, to: Int64?, model: String?, leadSeconds: Range<Int64>
+    ) throws -> Bool {
         let forecastColumn = try Self.hourlyColumn(forecast.name)
         let observedColumn = try Self.hourlyColumn(observed.name)
         // From the source's observations (its own few rows when it is a small station file) to the
@@ -22,8 +24,10 @@ extension Store {
               AND o.\(observedColumn) IS NOT NULL AND h.\(forecastColumn) IS NOT NULL
             LIMIT 1
             """)
-        try pairs.bind([.integer(locationID), .text(source), .integer(from ?? .min), .integer(to ?? .max), model.sqlValue,
-                        .integer(leadSeconds.upperBound), .integer(leadSeconds.lowerBound)])
+        try pairs.bind([
+            .integer(locationID), .text(source), .integer(from ?? .min), .integer(to ?? .max), model.sqlValue,
+            .integer(leadSeconds.upperBound), .integer(leadSeconds.lowerBound)
+        ])
         defer { pairs.reset() }
         if try pairs.step() != nil { return true }
         return try db.scalarInt(

@@ -26,8 +26,10 @@ extension Store {
     /// differ for a probability scored against another variable's event). Columns: 0 model,
     /// 1 issued_at, 2 valid_time, 3 forecast, 4 observed. The persistence reference of each issue
     /// time is `persistenceReferences`.
-    public func forEachVerificationPair(forecast: Variable, observed: Variable, _ filter: PairFilter,
-                                        _ visit: (StoredRow) throws -> Void) throws {
+    public func forEachVerificationPair(
+        forecast: Variable, observed: Variable, _ filter: PairFilter,
+        _ visit: (StoredRow) throws -> Void
+    ) throws {
         let forecastColumn = try Self.hourlyColumn(forecast.name)
         let observedColumn = try Self.hourlyColumn(observed.name)
         let sql = """
@@ -38,8 +40,11 @@ extension Store {
               AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
             """
         let statement = try db.cachedStatement(sql)
-        try statement.bind([.integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min), .integer(filter.to ?? .max),
-                            filter.model.sqlValue, filter.model.sqlValue])
+        try statement.bind([
+            .integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min),
+            .integer(filter.to ?? .max),
+            filter.model.sqlValue, filter.model.sqlValue
+        ])
         defer { statement.reset() }
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
@@ -47,8 +52,10 @@ extension Store {
     /// The pairs of one model whose lead is within `[minLead, maxLead]` seconds (and below
     /// `LeadRule.maxSeconds`), for each valid hour
     /// the one whose lead is closest to `targetLead` first (then the earlier run).
-    public func trendPairs(_ variable: Variable, _ filter: PairFilter, model: String, minLead: Double, maxLead: Double,
-                           targetLead: Double) throws
+    public func trendPairs(
+        _ variable: Variable, _ filter: PairFilter, model: String, minLead: Double, maxLead: Double,
+        targetLead: Double
+    ) throws
         -> [(valid: Int64, run: Int64, issued: Int64, forecast: Double, observed: Double)]
     {
         let column = try Self.hourlyColumn(variable.name)
@@ -61,17 +68,26 @@ extension Store {
               AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
             ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
             """,
-            [.integer(filter.locationID), .text(filter.source), .text(model), .integer(filter.from ?? .min), .integer(filter.to ?? .max),
-             .real(minLead), .real(maxLead), .integer(LeadRule.maxSeconds), .real(targetLead)]
-        ) { (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4)) }
+            [
+                .integer(filter.locationID), .text(filter.source), .text(model), .integer(filter.from ?? .min),
+                .integer(filter.to ?? .max),
+                .real(minLead), .real(maxLead), .integer(LeadRule.maxSeconds), .real(targetLead)
+            ]
+        ) {
+            (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4))
+        }
     }
 
     /// Streams every pair of one run, every source. Columns: 0 location_id, 1 model, 2 source,
     /// 3 issued_at, 4 valid_time, then for each entry of `columns` its forecast and its observation
     /// (5 + 2i and 6 + 2i; either may be NULL).
-    public func forEachPair(ofRun runID: Int64, columns: [(forecast: Variable, observed: Variable)],
-                            _ visit: (StoredRow) throws -> Void) throws {
-        let list = try columns.map { "forecast_\(try Self.hourlyColumn($0.forecast.name)), observed_\(try Self.hourlyColumn($0.observed.name))" }
+    public func forEachPair(
+        ofRun runID: Int64, columns: [(forecast: Variable, observed: Variable)],
+        _ visit: (StoredRow) throws -> Void
+    ) throws {
+        let list = try columns.map {
+            "forecast_\(try Self.hourlyColumn($0.forecast.name)), observed_\(try Self.hourlyColumn($0.observed.name))"
+        }
         let statement = try db.cachedStatement(
             "SELECT location_id, model, source, issued_at, valid_time, " + list.joined(separator: ", ")
                 + " FROM forecast_observation_pairs WHERE run_id = ?")
@@ -82,7 +98,9 @@ extension Store {
 
     /// Streams the pairs of `variable` for an export (leads under `LeadRule`), oldest run first. Columns: 0 location name,
     /// 1 model, 2 issued_at, 3 valid_time, 4 forecast, 5 observed (neither NULL).
-    public func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws {
+    public func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void)
+        throws
+    {
         let column = try Self.hourlyColumn(variable.name)
         // The view fixes the join order (run -> its hours -> the observation at each hour).
         let sql = """
@@ -94,8 +112,10 @@ extension Store {
             ORDER BY issued_at, run_id, valid_time
             """
         let statement = try db.cachedStatement(sql)
-        try statement.bind([.integer(filter.locationID), .text(filter.source), filter.from.sqlValue, filter.to.sqlValue,
-                            filter.model.sqlValue, .integer(LeadRule.maxSeconds)])
+        try statement.bind([
+            .integer(filter.locationID), .text(filter.source), filter.from.sqlValue, filter.to.sqlValue,
+            filter.model.sqlValue, .integer(LeadRule.maxSeconds)
+        ])
         defer { statement.reset() }
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
@@ -104,7 +124,8 @@ extension Store {
     /// coordinates (leads under `LeadRule`), as the `verif` format wants them. Columns: 0 issued_at, 1 valid_time, 2 latitude,
     /// 3 longitude, 4 altitude (the location's elevation, else the model grid's; may be NULL),
     /// 5 observed, 6 forecast.
-    public func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws {
+    public func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws
+    {
         let column = try Self.hourlyColumn(variable.name)
         let sql = """
             SELECT p.issued_at, p.valid_time, l.latitude, l.longitude, coalesce(l.elevation, r.grid_elevation),
@@ -118,8 +139,10 @@ extension Store {
             ORDER BY p.issued_at, p.valid_time
             """
         let statement = try db.makeStatement(sql)
-        try statement.bind([.integer(filter.locationID), .text(filter.source), filter.model.sqlValue,
-                            filter.from.sqlValue, filter.to.sqlValue, .integer(LeadRule.maxSeconds)])
+        try statement.bind([
+            .integer(filter.locationID), .text(filter.source), filter.model.sqlValue,
+            filter.from.sqlValue, filter.to.sqlValue, .integer(LeadRule.maxSeconds)
+        ])
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
 }

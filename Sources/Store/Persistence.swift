@@ -8,7 +8,9 @@ extension Store {
     /// Observations sit on the location's whole local hours, which at offsets such as +05:45 or
     /// −03:30 are not whole UTC hours, so the reference is looked up, not computed. Issue times
     /// without one are absent.
-    public func persistenceReferences(locationID: Int64, source: String, observed: Variable, model: String?) throws -> [Int64: Double] {
+    public func persistenceReferences(locationID: Int64, source: String, observed: Variable, model: String?) throws
+        -> [Int64: Double]
+    {
         let column = try Self.hourlyColumn(observed.name)
         var references: [Int64: Double] = [:]
         // Once per issue time (not per pair): one seek along the (location, time) key each.

@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An advisory lock beside the database (`<db>.ingest-lock`), so two ingests never fetch at once.
@@ -19,7 +20,10 @@ public final class ProcessLock {
             switch self {
             case .busy(let path, let holder, let waited):
                 let who = holder.map { " (pid \($0))" } ?? ""
-                return String(format: "another wxdb ingest%@ is still running on this database; gave up after waiting %.0f s. Nothing was fetched. If it is stuck, stop it; the lock (%@) frees itself when it exits", who, waited, path)
+                return String(
+                    format:
+                        "another wxdb ingest%@ is still running on this database; gave up after waiting %.0f s. Nothing was fetched. If it is stuck, stop it; the lock (%@) frees itself when it exits",
+                    who, waited, path)
             case .cannotOpen(let path, let reason):
                 return "cannot use the lock file \(path): \(reason)"
             }
@@ -29,10 +33,11 @@ public final class ProcessLock {
     /// Takes the lock, waiting up to `timeout` seconds for another holder to finish.
     public init(databasePath: String, timeout: Double) throws {
         // The same database reached by another spelling (relative, symlink) must find the same lock.
-        let real = realpath(databasePath, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? databasePath
+        let real =
+            realpath(databasePath, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? databasePath
         path = real + ".ingest-lock"
         // Never through a link, never a file with other names, never something longer than a pid:
         // a planted `db.sqlite.ingest-lock -> victim` must not make wxdb truncate the victim.
@@ -40,14 +45,21 @@ public final class ProcessLock {
         guard fd >= 0 else {
             let code = errno
             if code == ELOOP {
-                throw Failure.cannotOpen(path: path, reason: "it is a symbolic link, which wxdb does not follow; if you did not make it, remove it")
+                throw Failure.cannotOpen(
+                    path: path,
+                    reason: "it is a symbolic link, which wxdb does not follow; if you did not make it, remove it")
             }
-            throw Failure.cannotOpen(path: path, reason: String(cString: strerror(code)) + ". Check the database folder is writable")
+            throw Failure.cannotOpen(
+                path: path, reason: String(cString: strerror(code)) + ". Check the database folder is writable")
         }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1, info.st_size <= 32 else {
             close(fd)
-            throw Failure.cannotOpen(path: path, reason: "it is not a wxdb lock file (not a plain file of its own holding a process id), so wxdb leaves it alone; if you did not make it, remove it")
+            throw Failure.cannotOpen(
+                path: path,
+                reason:
+                    "it is not a wxdb lock file (not a plain file of its own holding a process id), so wxdb leaves it alone; if you did not make it, remove it"
+            )
         }
         self.fd = fd
         let start = Date()
@@ -56,7 +68,8 @@ public final class ProcessLock {
             if waited >= timeout {
                 var buffer = [UInt8](repeating: 0, count: 32)
                 let count = pread(fd, &buffer, 32, 0)
-                let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
                 close(fd)
                 self.fd = -1
                 throw Failure.busy(path: path, holder: holder.isEmpty ? nil : holder, waited: waited)

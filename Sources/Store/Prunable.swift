@@ -18,7 +18,8 @@ extension Store {
         try db.rows(
             "SELECT r.id, l.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id WHERE "
                 + Self.prunableCondition + " ORDER BY r.id LIMIT ?2",
-            [.integer(cutoff), .integer(Int64(limit))]) { PrunableRun(id: $0.int64(0), timezone: $0.string(1)) }
+            [.integer(cutoff), .integer(Int64(limit))]
+        ) { PrunableRun(id: $0.int64(0), timezone: $0.string(1)) }
     }
 
     /// What pruning before `cutoff` would remove: runs, hourly rows, daily rows (nothing is changed).
@@ -26,7 +27,8 @@ extension Store {
         try db.firstRow(
             "SELECT count(*), coalesce(sum(r.hour_count), 0), coalesce(sum(r.day_count), 0) FROM forecast_runs r WHERE "
                 + Self.prunableCondition,
-            [.integer(cutoff)]) { (runs: $0.int(0), hours: $0.int(1), days: $0.int(2)) } ?? (0, 0, 0)
+            [.integer(cutoff)]
+        ) { (runs: $0.int(0), hours: $0.int(1), days: $0.int(2)) } ?? (0, 0, 0)
     }
 }
 
@@ -40,6 +42,7 @@ extension Store {
             WHERE location_id = ?1 AND (?2 IS NULL OR model = ?2) AND pruned_at IS NOT NULL
               AND issued_at <= ?3 AND first_valid_time <= ?3 AND last_valid_time >= ?3
             """,
-            [.integer(locationID), model.sqlValue, .integer(validTime)]).map(Int.init) ?? 0
+            [.integer(locationID), model.sqlValue, .integer(validTime)]
+        ).map(Int.init) ?? 0
     }
 }

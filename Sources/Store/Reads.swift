@@ -37,7 +37,9 @@ public struct HourForecast: Sendable, Equatable {
 extension Store {
     /// The SQL column of an hourly variable, taken from the fixed list only.
     static func hourlyColumn(_ name: String) throws -> String {
-        guard let column = Variables.hourlyNames.first(where: { $0 == name }) else { throw StoreError.unknownColumn(name) }
+        guard let column = Variables.hourlyNames.first(where: { $0 == name }) else {
+            throw StoreError.unknownColumn(name)
+        }
         return column
     }
 
@@ -61,21 +63,24 @@ extension Store {
             SELECT source FROM observations WHERE location_id = ? GROUP BY source
             ORDER BY CASE source WHEN 'era5' THEN 1 WHEN 'analysis' THEN 2 WHEN 'current' THEN 3 ELSE 0 END,
                      count(*) DESC, source
-            """, [.integer(locationID)]) { $0.string(0) }
+            """, [.integer(locationID)]
+        ) { $0.string(0) }
     }
 
     /// How many runs the location has (of `model`, when given).
     public func runCount(locationID: Int64, model: String? = nil) throws -> Int {
-        Int(try db.scalarInt(
-            "SELECT count(*) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
-            [.integer(locationID), model.sqlValue, model.sqlValue]) ?? 0)
+        Int(
+            try db.scalarInt(
+                "SELECT count(*) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
+                [.integer(locationID), model.sqlValue, model.sqlValue]) ?? 0)
     }
 
     /// The first and last valid time the location's runs (of `model`, when given) cover.
     public func forecastSpan(locationID: Int64, model: String? = nil) throws -> (first: Int64?, last: Int64?) {
         try db.firstRow(
             "SELECT min(first_valid_time), max(last_valid_time) FROM forecast_runs WHERE location_id = ? AND (? IS NULL OR model = ?)",
-            [.integer(locationID), model.sqlValue, model.sqlValue]) { (first: $0.optionalInt64(0), last: $0.optionalInt64(1)) }
+            [.integer(locationID), model.sqlValue, model.sqlValue]
+        ) { (first: $0.optionalInt64(0), last: $0.optionalInt64(1)) }
             ?? (nil, nil)
     }
 
@@ -83,7 +88,8 @@ extension Store {
     public func observationSpan(locationID: Int64, source: String) throws -> (first: Int64?, last: Int64?) {
         try db.firstRow(
             "SELECT min(time), max(time) FROM observations WHERE location_id = ? AND source = ?",
-            [.integer(locationID), .text(source)]) { (first: $0.optionalInt64(0), last: $0.optionalInt64(1)) }
+            [.integer(locationID), .text(source)]
+        ) { (first: $0.optionalInt64(0), last: $0.optionalInt64(1)) }
             ?? (nil, nil)
     }
 
@@ -97,7 +103,9 @@ extension Store {
 
     /// The location's runs issued in `[issuedFrom, issuedTo)` (of `model` when given), oldest first,
     /// with what the fetch log says about them.
-    public func runSummaries(locationID: Int64, model: String?, issuedFrom: Int64, issuedTo: Int64) throws -> [RunSummary] {
+    public func runSummaries(locationID: Int64, model: String?, issuedFrom: Int64, issuedTo: Int64) throws
+        -> [RunSummary]
+    {
         try db.rows(
             """
             SELECT r.id, r.model, r.issued_at, r.issued_at_source, r.fetched_at,
@@ -116,14 +124,17 @@ extension Store {
             let fetchedAt = row.int64(4)
             return RunSummary(
                 id: row.int64(0), model: row.string(1), issuedAt: row.int64(2), issuedAtSource: row.string(3),
-                firstFetch: min(row.optionalInt64(5) ?? fetchedAt, fetchedAt), lastFetch: row.optionalInt64(6) ?? fetchedAt,
+                firstFetch: min(row.optionalInt64(5) ?? fetchedAt, fetchedAt),
+                lastFetch: row.optionalInt64(6) ?? fetchedAt,
                 repeats: row.int(7), firstValidTime: row.optionalInt64(8), lastValidTime: row.optionalInt64(9),
                 hourCount: row.int(10), prunedAt: row.optionalInt64(11))
         }
     }
 
     /// Every run's value of `variable` for the hour `validTime` (of `model` when given), by issue time.
-    public func forecasts(of variable: Variable, locationID: Int64, validTime: Int64, model: String?) throws -> [HourForecast] {
+    public func forecasts(of variable: Variable, locationID: Int64, validTime: Int64, model: String?) throws
+        -> [HourForecast]
+    {
         let column = try Self.hourlyColumn(variable.name)
         return try db.rows(
             """
@@ -140,6 +151,7 @@ extension Store {
     public func runCountsByModel(locationID: Int64) throws -> [(model: String, runs: Int)] {
         try db.rows(
             "SELECT model, count(*) FROM forecast_runs WHERE location_id = ? GROUP BY model ORDER BY count(*) DESC, model",
-            [.integer(locationID)]) { (model: $0.string(0), runs: $0.int(1)) }
+            [.integer(locationID)]
+        ) { (model: $0.string(0), runs: $0.int(1)) }
     }
 }

@@ -36,8 +36,13 @@ public struct StationCSV {
         // mark or has a NUL beside every ASCII letter: say so, instead of an invalid-UTF-8 field.
         let head = Array(data.prefix(64))
         if head.starts(with: [0xFF, 0xFE]) || head.starts(with: [0xFE, 0xFF])
-            || (head.count >= 4 && head.contains(0) && head.filter({ $0 == 0 }).count * 3 >= head.count) {
-            throw Problem(line: 1, message: "the file is UTF-16 (or another encoding with NUL bytes between letters), not UTF-8; save it as UTF-8 (\"CSV UTF-8\" in spreadsheet programs) and import it again", wholeFile: true)
+            || (head.count >= 4 && head.contains(0) && head.filter({ $0 == 0 }).count * 3 >= head.count)
+        {
+            throw Problem(
+                line: 1,
+                message:
+                    "the file is UTF-16 (or another encoding with NUL bytes between letters), not UTF-8; save it as UTF-8 (\"CSV UTF-8\" in spreadsheet programs) and import it again",
+                wholeFile: true)
         }
         let records: [CSVReader.Record]
         do {
@@ -50,16 +55,24 @@ public struct StationCSV {
             if message.hasSuffix(".") { message.removeLast() }
             throw Problem(line: error.line, message: message)
         }
-        guard let header = records.first else { throw Problem(line: 1, message: "the file is empty; expected a header like time,temperature_2m") }
+        guard let header = records.first else {
+            throw Problem(line: 1, message: "the file is empty; expected a header like time,temperature_2m")
+        }
         guard header.fields.first?.trimmingCharacters(in: .whitespaces).lowercased() == "time" else {
-            throw Problem(line: header.line, message: "the first column must be 'time' (found '\((header.fields.first ?? "").clippedForMessage())')")
+            throw Problem(
+                line: header.line,
+                message: "the first column must be 'time' (found '\((header.fields.first ?? "").clippedForMessage())')")
         }
         var columns: [Int] = []
         var seen = Set<Int>()
         for name in header.fields.dropFirst() {
             let trimmed = name.trimmingCharacters(in: .whitespaces)
             guard let index = Variables.hourlyIndex(of: trimmed) else {
-                throw Problem(line: header.line, message: "unknown variable '\(trimmed.clippedForMessage())'; use Open-Meteo names: \(Variables.hourlyNames.joined(separator: ", "))")
+                throw Problem(
+                    line: header.line,
+                    message:
+                        "unknown variable '\(trimmed.clippedForMessage())'; use Open-Meteo names: \(Variables.hourlyNames.joined(separator: ", "))"
+                )
             }
             guard seen.insert(index).inserted else {
                 throw Problem(line: header.line, message: "column '\(trimmed.clippedForMessage())' appears twice")
@@ -74,7 +87,9 @@ public struct StationCSV {
             do {
                 let row = try parseRow(record, columns: columns, timezone: timezone)
                 if let earlier = times[row.time] {
-                    throw Problem(line: record.line, message: "time \(CivilTime.isoUTC(row.time)) already given on line \(earlier)")
+                    throw Problem(
+                        line: record.line,
+                        message: "time \(CivilTime.isoUTC(row.time)) already given on line \(earlier)")
                 }
                 times[row.time] = record.line
                 result.rows.append(row)
@@ -88,22 +103,33 @@ public struct StationCSV {
 
     static func parseRow(_ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64?)?) throws -> Row {
         guard record.fields.count == columns.count + 1 else {
-            throw Problem(line: record.line, message: "expected \(columns.count + 1) fields, found \(record.fields.count)")
+            throw Problem(
+                line: record.line, message: "expected \(columns.count + 1) fields, found \(record.fields.count)")
         }
         let timeText = record.fields[0].trimmingCharacters(in: .whitespaces)
         guard let parsed = CivilTime.parse(timeText), parsed.hasTime else {
-            throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' is not ISO 8601 like 2026-11-30T12:00Z")
+            throw Problem(
+                line: record.line,
+                message: "time '\(timeText.clippedForMessage())' is not ISO 8601 like 2026-11-30T12:00Z")
         }
         let time: Int64
         if let offset = parsed.offset {
             time = parsed.wallSeconds - Int64(offset)
         } else if let timezone {
             guard let instant = timezone(parsed.wallSeconds) else {
-                throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' does not exist in the --timezone zone (the clocks skip that hour at the change to summer time); remove the row, or give the time with its UTC offset")
+                throw Problem(
+                    line: record.line,
+                    message:
+                        "time '\(timeText.clippedForMessage())' does not exist in the --timezone zone (the clocks skip that hour at the change to summer time); remove the row, or give the time with its UTC offset"
+                )
             }
             time = instant
         } else {
-            throw Problem(line: record.line, message: "time '\(timeText.clippedForMessage())' has no zone; add Z or an offset like +01:00, or pass --timezone")
+            throw Problem(
+                line: record.line,
+                message:
+                    "time '\(timeText.clippedForMessage())' has no zone; add Z or an offset like +01:00, or pass --timezone"
+            )
         }
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
         for (position, column) in columns.enumerated() {
@@ -111,7 +137,9 @@ public struct StationCSV {
             if text.isEmpty { continue }
             // Double(String) stops at a NUL byte ("1\0" + "2" reads as 1), so refuse NUL first.
             guard !text.utf8.contains(0), let value = Double(text), value.isFinite else {
-                throw Problem(line: record.line, message: "\(Variables.hourly[column].name) '\(text.clippedForMessage())' is not a number")
+                throw Problem(
+                    line: record.line,
+                    message: "\(Variables.hourly[column].name) '\(text.clippedForMessage())' is not a number")
             }
             values[column] = value
         }
@@ -122,11 +150,14 @@ public struct StationCSV {
 extension Store {
     /// Stores station observations in one transaction; returns how many rows were written. A
     /// station's values replace what an earlier import of the same source stored for those hours.
-    public func importObservations(_ csv: StationCSV, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
+    public func importObservations(_ csv: StationCSV, locationID: Int64, source: String, recordedAt: Int64) throws
+        -> Int
+    {
         try db.transaction {
             for row in csv.rows {
-                try upsertObservation(locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt,
-                                      replacing: true)
+                try upsertObservation(
+                    locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt,
+                    replacing: true)
             }
             return csv.rows.count
         }

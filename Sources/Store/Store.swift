@@ -27,17 +27,23 @@ public final class Store {
         public var description: String {
             switch self {
             case .notADatabase(let path):
-                return "\(path) is not a wxdb database (not SQLite, or damaged). wxdb did not change it; pass another --db, or run 'wxdb doctor --db \(path)' for details"
+                return
+                    "\(path) is not a wxdb database (not SQLite, or damaged). wxdb did not change it; pass another --db, or run 'wxdb doctor --db \(path)' for details"
             case .cannotOpen(let path, let reason):
-                return "cannot open the database \(path): \(reason). Check the path and its permissions, or pass another --db"
+                return
+                    "cannot open the database \(path): \(reason). Check the path and its permissions, or pass another --db"
             case .notWxdb(let path):
-                return "\(path) is a SQLite database, but not a wxdb one (it holds tables wxdb did not create). wxdb did not change it; pass another --db"
+                return
+                    "\(path) is a SQLite database, but not a wxdb one (it holds tables wxdb did not create). wxdb did not change it; pass another --db"
             case .notAFile(let path, let what):
-                return "--db \(path.isEmpty ? "''" : path) \(what); pass the path of a database file (it is created on first use)"
+                return
+                    "--db \(path.isEmpty ? "''" : path) \(what); pass the path of a database file (it is created on first use)"
             case .readOnly(let path, let reason):
-                return "the database \(path) is read-only for you (\(reason)) and this command writes to it. Run it as the file's owner, or make the file and its folder writable; reading commands (query, export, stats, doctor) still work"
+                return
+                    "the database \(path) is read-only for you (\(reason)) and this command writes to it. Run it as the file's owner, or make the file and its folder writable; reading commands (query, export, stats, doctor) still work"
             case .missing(let path):
-                return "no database at \(path). Add a location with 'wxdb locations add' to create it, or pass the right --db"
+                return
+                    "no database at \(path). Add a location with 'wxdb locations add' to create it, or pass the right --db"
             }
         }
     }
@@ -50,13 +56,19 @@ public final class Store {
     public static func checkPath(_ path: String) throws {
         if path.isEmpty { throw OpenError.notAFile(path: path, what: "is empty") }
         if path == ":memory:" || path.hasPrefix("file:") {
-            throw OpenError.notAFile(path: path, what: "names an in-memory or URI database, where nothing would be kept")
+            throw OpenError.notAFile(
+                path: path, what: "names an in-memory or URI database, where nothing would be kept")
         }
         var info = stat()
         guard stat(path, &info) == 0 else { return }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return
-        case S_IFDIR: throw OpenError.notAFile(path: path, what: "is a folder, not a database file (did you mean \((path as NSString).appendingPathComponent("wxdb.sqlite"))?)")
+        case S_IFDIR:
+            throw OpenError.notAFile(
+                path: path,
+                what:
+                    "is a folder, not a database file (did you mean \((path as NSString).appendingPathComponent("wxdb.sqlite"))?)"
+            )
         case S_IFIFO: throw OpenError.notAFile(path: path, what: "is a named pipe (fifo), not a database file")
         default: throw OpenError.notAFile(path: path, what: "is a device or socket, not a database file")
         }
@@ -69,7 +81,9 @@ public final class Store {
             return errno == EROFS ? "it is on a read-only file system" : "no write permission on the file"
         }
         if access(folder.isEmpty ? "." : folder, W_OK) != 0 {
-            return errno == EROFS ? "it is on a read-only file system" : "no write permission on its folder \(folder.isEmpty ? "." : folder)"
+            return errno == EROFS
+                ? "it is on a read-only file system"
+                : "no write permission on its folder \(folder.isEmpty ? "." : folder)"
         }
         return nil
     }
@@ -77,8 +91,10 @@ public final class Store {
     /// Opens the database at `path`, creating it (and its folder) when `create` is true, and applies
     /// pending migrations. A file written by a newer wxdb, or not a database, is refused untouched.
     /// With `.read`, a file the user cannot write is opened read-only instead (see `readOnlyReason`).
-    public static func open(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 5000,
-                            access mode: Access = .write) throws -> Store {
+    public static func open(
+        path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 5000,
+        access mode: Access = .write
+    ) throws -> Store {
         try checkPath(path)
         let fm = FileManager.default
         if !fm.fileExists(atPath: path) {
@@ -104,7 +120,8 @@ public final class Store {
         do {
             db = try Database(path: path, options: options)
         } catch let error as SQLiteError {
-            throw error.isNotADatabase ? OpenError.notADatabase(path: path) : OpenError.cannotOpen(path: path, reason: error.message)
+            throw error.isNotADatabase
+                ? OpenError.notADatabase(path: path) : OpenError.cannotOpen(path: path, reason: error.message)
         }
         let migrator = Migrator(migrations: Schema.migrations)
         do {
@@ -124,9 +141,12 @@ public final class Store {
             // SQLite opens lazily: a read-only file system or folder shows here, when the -wal/-shm files cannot be made.
             let folder = (path as NSString).deletingLastPathComponent
             let where_ = folder.isEmpty ? "the current folder" : folder
-            throw OpenError.cannotOpen(path: path, reason: FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder)
-                ? "SQLite could not open it or its -wal/-shm files (\(error.message))"
-                : "\(where_) is read-only (a read-only file system, or no write permission), and SQLite must write its -wal and -shm files beside the database")
+            throw OpenError.cannotOpen(
+                path: path,
+                reason: FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder)
+                    ? "SQLite could not open it or its -wal/-shm files (\(error.message))"
+                    : "\(where_) is read-only (a read-only file system, or no write permission), and SQLite must write its -wal and -shm files beside the database"
+            )
         }
         return Store(db: db)
     }
@@ -135,7 +155,9 @@ public final class Store {
     /// URI, and immutable when SQLite cannot make its -shm file (then a non-empty -wal, which only a
     /// writer can fold in, is refused rather than silently skipped). Checked against this build's
     /// migrations; a schema that still needs a migration is refused, since that needs a write.
-    static func openForReading(path: String, busyTimeoutMilliseconds: Int32 = 5000, checkSchema: Bool = true) throws -> Database {
+    static func openForReading(path: String, busyTimeoutMilliseconds: Int32 = 5000, checkSchema: Bool = true) throws
+        -> Database
+    {
         var options = Database.Options.foreignReadOnly
         options.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         func attempt(_ immutable: Bool) throws -> Database {
@@ -150,12 +172,17 @@ public final class Store {
                 db = try attempt(false)
             } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
                 if fileSize(path + "-wal") > 0 {
-                    throw OpenError.cannotOpen(path: path, reason: "its -wal file holds changes not yet folded into it, and reading them needs write access to its folder. Run any wxdb command as the file's owner once")
+                    throw OpenError.cannotOpen(
+                        path: path,
+                        reason:
+                            "its -wal file holds changes not yet folded into it, and reading them needs write access to its folder. Run any wxdb command as the file's owner once"
+                    )
                 }
                 db = try attempt(true)
             }
         } catch let error as SQLiteError {
-            throw error.isNotADatabase ? OpenError.notADatabase(path: path) : OpenError.cannotOpen(path: path, reason: error.message)
+            throw error.isNotADatabase
+                ? OpenError.notADatabase(path: path) : OpenError.cannotOpen(path: path, reason: error.message)
         }
         guard checkSchema else { return db }
         let migrator = Migrator(migrations: Schema.migrations)
@@ -163,7 +190,11 @@ public final class Store {
             try migrator.check(db)
             if try migrator.applied(in: db).isEmpty { throw OpenError.notWxdb(path: path) }
             if let next = try migrator.pending(in: db).first {
-                throw OpenError.cannotOpen(path: path, reason: "it needs migration \(next) from this wxdb, which must write to it; run any wxdb command as the file's owner once")
+                throw OpenError.cannotOpen(
+                    path: path,
+                    reason:
+                        "it needs migration \(next) from this wxdb, which must write to it; run any wxdb command as the file's owner once"
+                )
             }
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)

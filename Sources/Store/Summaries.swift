@@ -16,8 +16,10 @@ public struct SummaryKey: Hashable, Sendable {
     public var validFrom: Int64
     public var validTo: Int64
 
-    public init(location: Int64, model: String, source: String, variable: String, leadFrom: Int, leadTo: Int, validDate: String,
-                validFrom: Int64, validTo: Int64) {
+    public init(
+        location: Int64, model: String, source: String, variable: String, leadFrom: Int, leadTo: Int, validDate: String,
+        validFrom: Int64, validTo: Int64
+    ) {
         self.location = location
         self.model = model
         self.source = source
@@ -64,8 +66,10 @@ extension Store {
     /// pairs (read with `forEachPair(ofRun:)`) into summary rows, which are added to those stored,
     /// then the runs lose their hourly and daily rows and are marked pruned at `now`. A run is thus
     /// either whole or summarised, never both and never lost. Nil when no run is left to prune.
-    public func pruneBatch(issuedBefore cutoff: Int64, now: Int64, limit: Int,
-                           summarise: ([PrunableRun]) throws -> [SummaryKey: SummarySums]) throws -> PruneBatch? {
+    public func pruneBatch(
+        issuedBefore cutoff: Int64, now: Int64, limit: Int,
+        summarise: ([PrunableRun]) throws -> [SummaryKey: SummarySums]
+    ) throws -> PruneBatch? {
         try db.transaction { () -> PruneBatch? in
             let runs = try prunableRuns(before: cutoff, limit: limit)
             if runs.isEmpty { return nil }
@@ -83,7 +87,9 @@ extension Store {
         }
     }
 
-    static let summaryKeyColumns = ["location_id", "model", "source", "variable", "lead_from_h", "lead_to_h", "valid_date"]
+    static let summaryKeyColumns = [
+        "location_id", "model", "source", "variable", "lead_from_h", "lead_to_h", "valid_date"
+    ]
     /// The instants the key's date covered (migration 0006 added them after the sums).
     static let summarySpanColumns = ["valid_from", "valid_to"]
 
@@ -107,29 +113,36 @@ extension Store {
                 guard let value else { return .null }
                 return column.isCount ? .integer(Int64(value)) : .real(value)
             }
-            try db.run(Self.summaryUpsertSQL, [
-                .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
-                .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate),
-            ] + values + [.integer(key.validFrom), .integer(key.validTo)])
+            try db.run(
+                Self.summaryUpsertSQL,
+                [
+                    .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
+                    .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate)
+                ] + values + [.integer(key.validFrom), .integer(key.validTo)])
         }
         return sums.count
     }
 
     /// Streams the stored summaries of one location, source and variable (of `model` when given).
-    public func forEachSummary(locationID: Int64, source: String, variable: String, model: String?,
-                               _ visit: (StoredSummary) throws -> Void) throws {
+    public func forEachSummary(
+        locationID: Int64, source: String, variable: String, model: String?,
+        _ visit: (StoredSummary) throws -> Void
+    ) throws {
         let statement = try db.cachedStatement(
             "SELECT model, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, "
                 + SummarySums.columns.map(\.name).joined(separator: ", ")
-                + " FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)")
+                + " FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)"
+        )
         try statement.bind([.integer(locationID), .text(source), .text(variable), model.sqlValue])
         defer { statement.reset() }
         let count = SummarySums.columns.count
         while let row = try statement.step() {
             let values = (0..<count).map { row.optionalDouble(6 + $0) }
             let span = row.optionalInt64(4).flatMap { start in row.optionalInt64(5).map { (start: start, end: $0) } }
-            try visit(StoredSummary(model: row.string(0), leadFrom: row.int(1), leadTo: row.int(2), validDate: row.string(3),
-                                    span: span, sums: SummarySums(values: values)))
+            try visit(
+                StoredSummary(
+                    model: row.string(0), leadFrom: row.int(1), leadTo: row.int(2), validDate: row.string(3),
+                    span: span, sums: SummarySums(values: values)))
         }
     }
 }

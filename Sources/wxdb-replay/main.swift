@@ -5,31 +5,31 @@ import Foundation
 import WxReplay
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 let usage = """
-usage: wxdb-replay [--fixtures DIR] [--port N] [--run-interval SECONDS] [--forecast LAT,LON,FILE ...]
+    usage: wxdb-replay [--fixtures DIR] [--port N] [--run-interval SECONDS] [--forecast LAT,LON,FILE ...]
 
-Serves a local imitation of the Open-Meteo API on 127.0.0.1 for tests and offline demos.
-Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM or SIGINT.
+    Serves a local imitation of the Open-Meteo API on 127.0.0.1 for tests and offline demos.
+    Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM or SIGINT.
 
-  --fixtures DIR          folder with sample responses (default: ./Fixtures)
-  --port N                port to bind (default 0: any free port)
-  --run-interval SECONDS  length of a synthetic model run (default 10800)
-  --forecast LAT,LON,FILE serve FILE for forecast requests at LAT,LON (repeatable)
+      --fixtures DIR          folder with sample responses (default: ./Fixtures)
+      --port N                port to bind (default 0: any free port)
+      --run-interval SECONDS  length of a synthetic model run (default 10800)
+      --forecast LAT,LON,FILE serve FILE for forecast requests at LAT,LON (repeatable)
 
-Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
-/_control/reset, /_control/meta?model=&init=, /_control/run-interval?seconds=
+    Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
+    /_control/reset, /_control/meta?model=&init=, /_control/run-interval?seconds=
 
-Fault kinds: status&code=&reason=, delay&seconds=, truncated, reset, ratelimit,
-toomany&reason=minutely|hourly|daily|TEXT&retry_after=SECONDS|HTTP-DATE, echokey&code=,
-redirect&to=, wrongtype, trickle&bps=, empty, notjson, swapped (multi-location elements
-reversed), wrongid (location_id of the next location), fargrid&lat=&lon= (first element's grid
-point moved), hugetz&length= (timezone name of that length), endless (chunked body without end)
-"""
+    Fault kinds: status&code=&reason=, delay&seconds=, truncated, reset, ratelimit,
+    toomany&reason=minutely|hourly|daily|TEXT&retry_after=SECONDS|HTTP-DATE, echokey&code=,
+    redirect&to=, wrongtype, trickle&bps=, empty, notjson, swapped (multi-location elements
+    reversed), wrongid (location_id of the next location), fargrid&lat=&lon= (first element's grid
+    point moved), hugetz&length= (timezone name of that length), endless (chunked body without end)
+    """
 
 /// `generate --out DIR --lat D --lon D [--timezone TZ] --start ISO-UTC-HOUR --days N [--every HOURS]`:
 /// writes `DIR/runs.txt` (one `FILE FETCHED_AT` line per forecast response, oldest first), the
@@ -42,15 +42,20 @@ func generate(_ arguments: [String]) -> Never {
         guard key.hasPrefix("--"), !rest.isEmpty else { fail("generate: expected --option value, got \(key)") }
         options[String(key.dropFirst(2))] = rest.removeFirst()
     }
-    guard let out = options["out"], let lat = options["lat"].flatMap(Double.init), let lon = options["lon"].flatMap(Double.init),
-          let startText = options["start"], let days = options["days"].flatMap(Int.init), days > 0 else {
+    guard let out = options["out"], let lat = options["lat"].flatMap(Double.init),
+        let lon = options["lon"].flatMap(Double.init),
+        let startText = options["start"], let days = options["days"].flatMap(Int.init), days > 0
+    else {
         fail("generate needs --out DIR --lat D --lon D --start YYYY-MM-DDTHH:00Z --days N")
     }
     let every = options["every"].flatMap(Int.init) ?? 3
     let timezone = options["timezone"] ?? "GMT"
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime]
-    guard let start = formatter.date(from: startText.count == 17 ? startText.replacingOccurrences(of: "Z", with: ":00Z") : startText) else {
+    guard
+        let start = formatter.date(
+            from: startText.count == 17 ? startText.replacingOccurrences(of: "Z", with: ":00Z") : startText)
+    else {
         fail("generate: --start must look like 2026-11-20T00:00Z")
     }
     let folder = URL(fileURLWithPath: out)
@@ -63,7 +68,8 @@ func generate(_ arguments: [String]) -> Never {
             // Fetched 4 h after the run started, as global models become available.
             let fetched = t.addingTimeInterval(4 * 3600 + 137)
             let run = Int(t.timeIntervalSince1970) / (every * 3600)
-            let body = try SyntheticHistory.forecast(latitude: lat, longitude: lon, timezone: timezone, now: fetched, run: run)
+            let body = try SyntheticHistory.forecast(
+                latitude: lat, longitude: lon, timezone: timezone, now: fetched, run: run)
             let name = "run-\(Int(t.timeIntervalSince1970)).json"
             try body.write(to: folder.appendingPathComponent(name))
             index += "\(name) \(formatter.string(from: fetched))\n"
@@ -72,8 +78,9 @@ func generate(_ arguments: [String]) -> Never {
         try index.write(to: folder.appendingPathComponent("runs.txt"), atomically: true, encoding: .utf8)
         let dayFormatter = ISO8601DateFormatter()
         dayFormatter.formatOptions = [.withFullDate]
-        let csv = try SyntheticHistory.observationsCSV(latitude: lat, longitude: lon, startDate: dayFormatter.string(from: start),
-                                                       endDate: dayFormatter.string(from: end.addingTimeInterval(-1)))
+        let csv = try SyntheticHistory.observationsCSV(
+            latitude: lat, longitude: lon, startDate: dayFormatter.string(from: start),
+            endDate: dayFormatter.string(from: end.addingTimeInterval(-1)))
         try csv.write(to: folder.appendingPathComponent("observations.csv"), atomically: true, encoding: .utf8)
     } catch {
         fail("generate: \(error)")

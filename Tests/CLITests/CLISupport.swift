@@ -1,9 +1,11 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import WxCLI
 
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 let fixturesPath = packageRoot.appendingPathComponent("Fixtures").path
 
 /// What one in-process `wxdb` run printed and returned.
@@ -32,7 +34,7 @@ final class Sandbox {
             "HOME": folder.path, "WXDB_DB": folder.appendingPathComponent("wxdb.sqlite").path,
             "WXDB_FORECAST_URL": nowhere + "/v1/forecast", "WXDB_ARCHIVE_URL": nowhere + "/v1/archive",
             "WXDB_GEOCODING_URL": nowhere + "/v1/search", "WXDB_META_URL": nowhere + "/data",
-            "WXDB_RETRY_BASE_DELAY": "0.01",
+            "WXDB_RETRY_BASE_DELAY": "0.01"
         ]
     }
 
@@ -46,7 +48,8 @@ final class Sandbox {
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         let fd = open(outPath, O_WRONLY | O_TRUNC)
         let fixedNow = now
-        let context = Context(environment: environment, stdoutFD: fd, stdoutIsTerminal: false, stderrIsTerminal: false, now: { fixedNow })
+        let context = Context(
+            environment: environment, stdoutFD: fd, stdoutIsTerminal: false, stderrIsTerminal: false, now: { fixedNow })
         context.captureStderr = true
         if let sleep { context.sleep = sleep }
         let code = await WXDB.main(arguments, context: context)

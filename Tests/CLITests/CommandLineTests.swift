@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxReplay
 import WxSQLite
+
 @testable import WxCLI
 
 /// Every command path in the tree, with its command.
@@ -58,7 +59,9 @@ struct HelpTests {
         }
     }
 
-    @Test("'wxdb <group> help <sub>' is 'wxdb help <group> <sub>'", arguments: [["query", "runs"], ["locations", "set"], ["observe", "backfill"], ["export", "pairs"]])
+    @Test(
+        "'wxdb <group> help <sub>' is 'wxdb help <group> <sub>'",
+        arguments: [["query", "runs"], ["locations", "set"], ["observe", "backfill"], ["export", "pairs"]])
     func groupHelp(_ path: [String]) async {
         let a = await Sandbox().run([path[0], "help", path[1]])
         let b = await Sandbox().run(["help"] + path)
@@ -67,13 +70,15 @@ struct HelpTests {
         #expect(a.stdout.contains("USAGE: wxdb \(path.joined(separator: " "))"))
     }
 
-    @Test("USAGE lines show required options", arguments: [
-        (["observe", "backfill"], "wxdb observe backfill --location <name> --from <date> --to <date> [<options>]"),
-        (["import"], "wxdb import <file> ... --location <name> --fetched-at <time> [<options>]"),
-        (["prune"], "wxdb prune --keep-days <n> [<options>]"),
-        (["query", "trend"], "wxdb query trend --location <name> --lead <hours> [<options>]"),
-        (["query", "forecast"], "wxdb query forecast --location <name> --at <time> [<options>]"),
-    ])
+    @Test(
+        "USAGE lines show required options",
+        arguments: [
+            (["observe", "backfill"], "wxdb observe backfill --location <name> --from <date> --to <date> [<options>]"),
+            (["import"], "wxdb import <file> ... --location <name> --fetched-at <time> [<options>]"),
+            (["prune"], "wxdb prune --keep-days <n> [<options>]"),
+            (["query", "trend"], "wxdb query trend --location <name> --lead <hours> [<options>]"),
+            (["query", "forecast"], "wxdb query forecast --location <name> --at <time> [<options>]")
+        ])
     func usageShowsRequired(_ path: [String], _ usage: String) async {
         #expect(await Sandbox().run(path + ["--help"]).stdout.contains("USAGE: \(usage)\n"))
     }
@@ -82,7 +87,8 @@ struct HelpTests {
     func wording() async {
         #expect(await Sandbox().run("locations", "--help").stdout.contains("  set "))
         #expect(await Sandbox().run("export", "hourly", "--help").stdout.contains("Only runs issued at or after"))
-        #expect(await Sandbox().run("export", "pairs", "--help").stdout.contains("Only forecast hours valid at or after"))
+        #expect(
+            await Sandbox().run("export", "pairs", "--help").stdout.contains("Only forecast hours valid at or after"))
         #expect(await Sandbox().run("query", "verify", "--help").stdout.contains("Only forecast hours valid"))
         #expect(await Sandbox().run("query", "runs", "--help").stdout.contains("Only runs issued"))
     }
@@ -99,14 +105,16 @@ struct HelpTests {
 
 @Suite("wxdb: mistakes get a 'did you mean'")
 struct DidYouMeanTests {
-    @Test("mistyped commands, subcommands, options, variables and location names", arguments: [
-        (["qeury"], "did you mean 'query'?"),
-        (["query", "run", "--location", "Berlin"], "did you mean 'runs'?"),
-        (["query", "verify", "--locaton", "Berlin"], "did you mean '--location'?"),
-        (["query", "verify", "--location", "Berlin", "--var", "temperature"], "did you mean 'temperature_2m'?"),
-        (["export", "pairs", "--var", "precipitaton"], "did you mean 'precipitation'?"),
-        (["query", "verify", "--location", "Berlin", "--by", "modle"], "did you mean 'model'?"),
-    ])
+    @Test(
+        "mistyped commands, subcommands, options, variables and location names",
+        arguments: [
+            (["qeury"], "did you mean 'query'?"),
+            (["query", "run", "--location", "Berlin"], "did you mean 'runs'?"),
+            (["query", "verify", "--locaton", "Berlin"], "did you mean '--location'?"),
+            (["query", "verify", "--location", "Berlin", "--var", "temperature"], "did you mean 'temperature_2m'?"),
+            (["export", "pairs", "--var", "precipitaton"], "did you mean 'precipitation'?"),
+            (["query", "verify", "--location", "Berlin", "--by", "modle"], "did you mean 'model'?")
+        ])
     func usage(_ arguments: [String], _ hint: String) async throws {
         let box = Sandbox()
         _ = try HistoryBuilder(db: box.db, name: "Berlin")
@@ -120,7 +128,10 @@ struct DidYouMeanTests {
     func locationName() async throws {
         let box = Sandbox()
         _ = try HistoryBuilder(db: box.db, name: "Berlin")
-        for arguments in [["query", "runs", "--location", "berlin"], ["locations", "show", "berlln"], ["ingest", "--location", "BERLIN"]] {
+        for arguments in [
+            ["query", "runs", "--location", "berlin"], ["locations", "show", "berlln"],
+            ["ingest", "--location", "BERLIN"]
+        ] {
             let result = await box.run(arguments)
             #expect(result.code == 1)
             #expect(result.stderrText.contains("no location named"), "\(arguments)")
@@ -131,13 +142,13 @@ struct DidYouMeanTests {
 
 private let exitCases: [([String], Int32)] = [
     (["observe", "backfill", "--location", "Here", "--from", "2026-02-01", "--to", "2026-01-01"], 64),
-        (["query", "verify", "--location", "Here", "--from", "2026-02-01", "--to", "2026-01-01"], 64),
-        (["export", "pairs", "--location", "Here", "--from", "2026-02-01", "--to", "2026-01-01"], 64),
-        (["query", "verify", "--location", "Here", "--var", "snow"], 64),
-        (["export", "hourly", "--var", "snow"], 64),
-        (["query", "runs", "--location", "Here"], 1),
-        (["export", "hourly", "--location", "Here"], 1),
-        (["export", "pairs", "--location", "Here"], 1)
+    (["query", "verify", "--location", "Here", "--from", "2026-02-01", "--to", "2026-01-01"], 64),
+    (["export", "pairs", "--location", "Here", "--from", "2026-02-01", "--to", "2026-01-01"], 64),
+    (["query", "verify", "--location", "Here", "--var", "snow"], 64),
+    (["export", "hourly", "--var", "snow"], 64),
+    (["query", "runs", "--location", "Here"], 1),
+    (["export", "hourly", "--location", "Here"], 1),
+    (["export", "pairs", "--location", "Here"], 1)
 ]
 
 @Suite("wxdb: one rule for options and exit codes")
@@ -155,15 +166,20 @@ struct OptionRuleTests {
         box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         // An Adelaide response for a place at 1°N 2°E: --force past the 50 km check.
-        let imported = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here",
-                                     "--fetched-at", "2026-07-27T21:00Z", "--force")
+        let imported = await box.run(
+            "import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here",
+            "--fetched-at", "2026-07-27T21:00Z", "--force")
         #expect(imported.code == 0, "\(imported.stderrText)")
         let comma = await box.run("export", "hourly", "--var", "temperature_2m,precipitation")
         let repeated = await box.run("export", "hourly", "--var", "temperature_2m", "--var", "precipitation")
         #expect(comma.code == 0, "\(comma.stderrText)")
         #expect(comma.stdout == repeated.stdout)
-        #expect(comma.stdout.hasPrefix("location,model,issued_at,fetched_at,valid_time,lead_hours,temperature_2m,precipitation\r\n"))
-        #expect(await box.run("locations", "set", "Here", "--models", "icon_seamless", "--models", "gfs_seamless").code == 0)
+        #expect(
+            comma.stdout.hasPrefix(
+                "location,model,issued_at,fetched_at,valid_time,lead_hours,temperature_2m,precipitation\r\n"))
+        #expect(
+            await box.run("locations", "set", "Here", "--models", "icon_seamless", "--models", "gfs_seamless").code == 0
+        )
         #expect(await box.run("locations", "show", "Here").stdout.contains("icon_seamless, gfs_seamless"))
     }
 
@@ -191,7 +207,9 @@ struct OptionRuleTests {
     @Test("commands that only read never create a database; a missing folder is not made")
     func neverCreate() async throws {
         let box = Sandbox()
-        for arguments in [["locations", "list"], ["stats"], ["query", "runs", "--location", "X"], ["export", "hourly"], ["doctor"]] {
+        for arguments in [
+            ["locations", "list"], ["stats"], ["query", "runs", "--location", "X"], ["export", "hourly"], ["doctor"]
+        ] {
             let result = await box.run(arguments)
             #expect(result.code == 1, "\(arguments)")
             #expect(!FileManager.default.fileExists(atPath: box.db), "\(arguments) created the database")
@@ -215,13 +233,18 @@ struct OptionRuleTests {
         #expect(result.code == 0)
         let doc = try parseJSON(result.stdout)
         #expect(doc["ok"]?.boolValue == true)
-        #expect(doc["checks"]?.arrayValue?.contains { $0["check"]?.stringValue == "integrity" && $0["result"]?.stringValue == "ok" } == true)
+        #expect(
+            doc["checks"]?.arrayValue?.contains {
+                $0["check"]?.stringValue == "integrity" && $0["result"]?.stringValue == "ok"
+            } == true)
     }
 
     @Test("locations add --format json prints the added location")
     func addJSON() async throws {
         let box = Sandbox()
-        let result = await box.run("locations", "add", "Here", "--lat", "1.5", "--lon", "2", "--models", "icon_seamless,gfs_seamless", "--format", "json")
+        let result = await box.run(
+            "locations", "add", "Here", "--lat", "1.5", "--lon", "2", "--models", "icon_seamless,gfs_seamless",
+            "--format", "json")
         #expect(result.code == 0)
         let doc = try parseJSON(result.stdout)
         #expect(doc["name"]?.stringValue == "Here")
@@ -236,8 +259,11 @@ struct OptionRuleTests {
         let now = Int64(box.now.timeIntervalSince1970)
         let hour = now / 3600 * 3600
         let times = (-3..<6).map { hour + Int64($0) * 3600 }
-        try history.storeRun(issuedAt: now - 600, fetchedAt: now - 600, times: times, columns: ["temperature_2m": times.map { _ in 5 }])
-        for arguments in [["query", "verify", "--location", "Here"], ["query", "trend", "--location", "Here", "--lead", "1"]] {
+        try history.storeRun(
+            issuedAt: now - 600, fetchedAt: now - 600, times: times, columns: ["temperature_2m": times.map { _ in 5 }])
+        for arguments in [
+            ["query", "verify", "--location", "Here"], ["query", "trend", "--location", "Here", "--lead", "1"]
+        ] {
             let result = await box.run(arguments)
             #expect(result.code == 1)
             #expect(result.stderrText.contains("no forecast hour of Here has passed yet"), "\(result.stderrText)")
@@ -249,7 +275,9 @@ struct OptionRuleTests {
 
 @Suite("wxdb schedule: the API key is never printed")
 struct ScheduleKeyTests {
-    @Test("with WXDB_API_KEY set, the text has no key and a note says how to give it safely", arguments: ["--cron", "--systemd"])
+    @Test(
+        "with WXDB_API_KEY set, the text has no key and a note says how to give it safely",
+        arguments: ["--cron", "--systemd"])
     func keyNote(_ kind: String) async {
         let box = Sandbox()
         box.environment["WXDB_API_KEY"] = "secret-key-123"
@@ -271,8 +299,10 @@ struct BrowsingTests {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
         let db = try Database(path: box.db)
-        let row = try #require(try db.firstRow(
-            "SELECT valid_time, valid_time_utc, issued_at_utc FROM forecast_observation_pairs ORDER BY valid_time LIMIT 1") {
+        let row = try #require(
+            try db.firstRow(
+                "SELECT valid_time, valid_time_utc, issued_at_utc FROM forecast_observation_pairs ORDER BY valid_time LIMIT 1"
+            ) {
                 (time: $0.int64(0), text: $0.string(1), issued: $0.string(2))
             })
         #expect(row.text == CivilTime.isoUTC(row.time))
@@ -287,7 +317,9 @@ struct BrowsingTests {
         let names = readme.split(separator: "\n").compactMap { whole -> String? in
             let line = whole.components(separatedBy: " #")[0]
             guard let range = line.range(of: "wxdb locations add "), !line.contains("--lat") else { return nil }
-            return line[range.upperBound...].split(separator: " ").first.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            return line[range.upperBound...].split(separator: " ").first.map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
         }
         #expect(!names.isEmpty)
         let replay = try ReplaySandbox()

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
 import Testing
+import WxStore
+
+@testable import WxCLI
 @testable import WxCore
 @testable import WxQueries
-import WxStore
-@testable import WxCLI
 
 /// Generated two-model histories: 30 days of runs every 6 hours, each 16 days long, against an
 /// hourly truth. `error(model, run, validTime, lead)` says how far each forecast is off.
@@ -20,9 +21,13 @@ private struct TwoModelHistory {
         return 10 + 5 * sin(2 * .pi * hours / 24) + 3 * sin(2 * .pi * hours / 97)
     }
 
-    init(models: [String] = ["icon", "gfs"], runEvery: Int64 = 6, error: (_ model: Int, _ run: Int, _ valid: Int64, _ lead: Double) -> Double) throws {
+    init(
+        models: [String] = ["icon", "gfs"], runEvery: Int64 = 6,
+        error: (_ model: Int, _ run: Int, _ valid: Int64, _ lead: Double) -> Double
+    ) throws {
         store = try Store.open(path: box.db)
-        location = try store.addLocation(name: "Testville", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: models, now: 0)
+        location = try store.addLocation(
+            name: "Testville", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: models, now: 0)
         let runs = Int(Self.days * 24 / runEvery)
         for run in 0..<runs {
             let issued = Self.start + Int64(run) * runEvery * 3600
@@ -32,10 +37,13 @@ private struct TwoModelHistory {
                 forecast.hourly[Variables.hourlyIndex(of: "temperature_2m")!] = forecast.hourlyTimes.map { t in
                     Self.truth(t) + error(m, run, t, Double(t - issued) / 3600)
                 }
-                let response = ForecastResponse(latitude: 1, longitude: 2, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT",
-                                                locationID: nil, current: nil, models: [forecast])
-                _ = try store.store(response, for: location, fetch: FetchRecord(
-                    fetchedAt: issued + 600, origin: .fetch, issuedAt: [model: issued], recordAnalysis: false))
+                let response = ForecastResponse(
+                    latitude: 1, longitude: 2, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT",
+                    locationID: nil, current: nil, models: [forecast])
+                _ = try store.store(
+                    response, for: location,
+                    fetch: FetchRecord(
+                        fetchedAt: issued + 600, origin: .fetch, issuedAt: [model: issued], recordAnalysis: false))
             }
         }
         let index = Variables.hourlyIndex(of: "temperature_2m")!
@@ -94,8 +102,11 @@ struct CompareTests {
         #expect(rows.count == LeadBuckets.all.count)
         for row in rows {
             let keys = Set(row.objectValue?.keys.map { $0 } ?? [])
-            #expect(keys.isSuperset(of: ["lead_from_h", "lead_to_h", "n", "mae", "rmse", "mean_difference", "ci_low", "ci_high",
-                                         "dm_statistic", "p_value", "better"]))
+            #expect(
+                keys.isSuperset(of: [
+                    "lead_from_h", "lead_to_h", "n", "mae", "rmse", "mean_difference", "ci_low", "ci_high",
+                    "dm_statistic", "p_value", "better"
+                ]))
             let lead = row["lead_from_h"]?.numberValue ?? -1
             #expect(row["better"]?.stringValue == "icon", "lead \(lead): p \(String(describing: row["p_value"]))")
             let mae = (row["mae"]?.arrayValue ?? []).compactMap { $0.numberValue }
@@ -118,7 +129,7 @@ struct CompareTests {
             let history = try TwoModelHistory { model, run, valid, lead in
                 runNoise(seed: seed, model: model, run: run, valid: valid, lead: lead)
             }
-                let document = try await history.json("query", "compare", "--location", "Testville", "--by", "day")
+            let document = try await history.json("query", "compare", "--location", "Testville", "--by", "day")
             let rows = try #require(document["rows"]?.arrayValue)
             let even = rows.filter { $0["better"]?.isNull == true }.count
             #expect(rows.count == 16)
@@ -131,14 +142,19 @@ struct CompareTests {
         let folder = Scratch.folder("compare-hand")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
-        let location = try store.addLocation(name: "Hand", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["a", "b"], now: 0)
+        let location = try store.addLocation(
+            name: "Hand", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["a", "b"], now: 0)
         let t0: Int64 = 1_780_000_000 / 3600 * 3600
         func run(_ model: String, _ issued: Int64, _ values: [Double]) throws {
             var forecast = ModelForecast(model: model)
             forecast.hourlyTimes = (0..<values.count).map { t0 + Int64($0 + 1) * 3600 }
             forecast.hourly[Variables.hourlyIndex(of: "temperature_2m")!] = values
-            _ = try store.store(ForecastResponse(latitude: 1, longitude: 2, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: nil, current: nil, models: [forecast]),
-                                for: location, fetch: FetchRecord(fetchedAt: issued, origin: .fetch, issuedAt: [model: issued], recordAnalysis: false))
+            _ = try store.store(
+                ForecastResponse(
+                    latitude: 1, longitude: 2, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: nil,
+                    current: nil, models: [forecast]),
+                for: location,
+                fetch: FetchRecord(fetchedAt: issued, origin: .fetch, issuedAt: [model: issued], recordAnalysis: false))
         }
         // Hours 1..4 observed as 10. Model a: two runs; b: one run covering hours 1..3 only.
         try run("a", t0, [11, 12, 9, 14])
@@ -147,7 +163,8 @@ struct CompareTests {
         for hour in 1...4 {
             var row = [Double?](repeating: nil, count: Variables.hourly.count)
             row[Variables.hourlyIndex(of: "temperature_2m")!] = 10
-            try store.upsertObservation(locationID: location.id, source: "obs", time: t0 + Int64(hour) * 3600, values: row, recordedAt: 0)
+            try store.upsertObservation(
+                locationID: location.id, source: "obs", time: t0 + Int64(hour) * 3600, values: row, recordedAt: 0)
         }
         let result = try Compare.compare(store, location: location, options: CompareOptions(variable: temperature))
         let row = try #require(result.rows.first)
@@ -198,7 +215,9 @@ struct CompareTests {
         let byDay = try await history.json("query", "consistency", "--location", "Testville", "--by", "day")
         let dayRows = try #require(byDay["rows"]?.arrayValue)
         #expect(dayRows.compactMap { $0["lead_from_h"]?.numberValue } == [24, 24, 48, 48, 72, 72, 96, 96])
-        for row in dayRows where row["model"]?.stringValue == "alternating" { #expect(near(row["flip_flop_index"]?.numberValue, 2, 1e-9)) }
+        for row in dayRows where row["model"]?.stringValue == "alternating" {
+            #expect(near(row["flip_flop_index"]?.numberValue, 2, 1e-9))
+        }
 
         let imperial = try await history.json("query", "consistency", "--location", "Testville", "--units", "imperial")
         #expect(imperial["unit"]?.stringValue == "°F")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxSQLite
+
 @testable import WxCLI
 
 /// The free API's daily budget counts the request about to be sent: wxdb refuses (and says why)
@@ -9,8 +10,9 @@ import WxSQLite
 struct DailyBudgetTests {
     /// Weighted calls already used earlier today (in another hour, so the hourly limit is not
     /// what decides), and whether a one-location request (weight about 3.9) is then sent.
-    @Test("a request that would pass 10,000 weighted calls today is refused; one that fits is sent",
-          arguments: [(9998.0, false), (9996.5, false), (9990.0, true)])
+    @Test(
+        "a request that would pass 10,000 weighted calls today is refused; one that fits is sent",
+        arguments: [(9998.0, false), (9996.5, false), (9990.0, true)])
     func dailyBudget(used: Double, sent: Bool) async throws {
         let replay = try ReplaySandbox()
         defer { try? FileManager.default.removeItem(at: replay.box.folder) }
@@ -19,8 +21,9 @@ struct DailyBudgetTests {
         let startOfDay = now - now % 86400
         #expect(now - startOfDay >= 3600, "the sandbox clock must not be in the day's first hour")
         let db = try Database(path: replay.box.db)
-        try db.run("INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', ?)",
-                   [.integer(startOfDay), .real(used)])
+        try db.run(
+            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', ?)",
+            [.integer(startOfDay), .real(used)])
         let result = await replay.run("ingest")
         if sent {
             #expect(result.code == 0, "\(result.stderrText)")
@@ -42,8 +45,9 @@ struct BatchWeightTests {
         try await replay.addThreeRecordedLocations()
         let now = Int64(replay.box.now.timeIntervalSince1970)
         let db = try Database(path: replay.box.db)
-        try db.run("INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 9970)",
-                   [.integer(now - now % 86400)])
+        try db.run(
+            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 9970)",
+            [.integer(now - now % 86400)])
         for _ in 0..<2 {
             let result = await replay.run("ingest")
             #expect(result.code == 0, "\(result.stderrText)")

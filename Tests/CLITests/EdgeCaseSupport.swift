@@ -25,7 +25,11 @@ struct TestResponse {
         for (time, value) in zip(times, values) {
             let local = time + Int64(offset)
             let midnight = local - ((local % 86400) + 86400) % 86400 - Int64(offset)
-            if days.last?.0 == midnight { days[days.count - 1].1.append(value) } else { days.append((midnight, [value])) }
+            if days.last?.0 == midnight {
+                days[days.count - 1].1.append(value)
+            } else {
+                days.append((midnight, [value]))
+            }
         }
         func list(_ xs: [Double]) -> String { "[" + xs.map { JSON.numberText($0) }.joined(separator: ",") + "]" }
         let rain = precipitation.map { ",\"precipitation\":" + list(times.map($0)) } ?? ""

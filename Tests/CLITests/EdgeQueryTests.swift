@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxCore
 import WxSQLite
+
 @testable import WxCLI
 
 /// Issue 10 point 2: persistence at offsets that are not whole hours.
@@ -11,7 +12,8 @@ struct PersistenceOffsetTests {
     func persistence(_ offset: Int) async throws {
         let box = Sandbox()
         defer { box.remove() }
-        #expect(await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
         let issued = utcMidnight(2026, 7, 20) + 12 * 3600
         // The location's whole local hours: the last one at or before the issue time.
         let a = issued - Int64(((Int(issued) + offset) % 3600 + 3600) % 3600)
@@ -51,7 +53,8 @@ struct MachineOutputTests {
     /// One run issued at `day` 00:00Z with 390 hours, and station temperatures for every one of them.
     func setUp() async throws -> Sandbox {
         let box = Sandbox()
-        #expect(await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
         let d = Self.day
         let f = Self.forecast
         let run = TestResponse(start: d, hours: 390) { t in
@@ -61,10 +64,12 @@ struct MachineOutputTests {
         let path = try box.write("run.json", run.json())
         #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
         let o = Self.observed
-        let csv = try box.write("station.csv", stationCSV(from: d, hours: 390) { t in
-            let k = Int((t - d) / 3600)
-            return k < o.count ? o[k] : 10.5 + Double(k % 7) / 10
-        })
+        let csv = try box.write(
+            "station.csv",
+            stationCSV(from: d, hours: 390) { t in
+                let k = Int((t - d) / 3600)
+                return k < o.count ? o[k] : 10.5 + Double(k % 7) / 10
+            })
         #expect(await box.run("observe", "import", csv, "--location", "Here", "--source", "station").code == 0)
         return box
     }
@@ -89,10 +94,14 @@ struct MachineOutputTests {
             let lines = csv.stdout.split(separator: "\r\n")
             let header = lines[0].split(separator: ",")
             let column = try #require(header.firstIndex(of: "unit"), "\(command): \(lines[0])")
-            #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false)[column] == "°F" })
+            #expect(
+                lines.dropFirst().allSatisfy {
+                    $0.split(separator: ",", omittingEmptySubsequences: false)[column] == "°F"
+                })
         }
         // query forecast's CSV names it too (its JSON always did).
-        let forecast = await box.run(["query", "forecast", "--at", CivilTime.isoUTC(Self.day + 5 * 3600), "--format", "csv"] + common)
+        let forecast = await box.run(
+            ["query", "forecast", "--at", CivilTime.isoUTC(Self.day + 5 * 3600), "--format", "csv"] + common)
         let lines = forecast.stdout.split(separator: "\r\n")
         #expect(lines[0].split(separator: ",")[6] == "unit")
         #expect(lines[1].split(separator: ",")[6] == "°F")
@@ -104,23 +113,33 @@ struct MachineOutputTests {
     func shortestNumbers() async throws {
         let box = try await setUp()
         defer { box.remove() }
-        let csv = await box.run("query", "trend", "--location", "Here", "--source", "station", "--units", "imperial",
-                                "--lead", "1", "--tolerance", "1", "--format", "csv")
+        let csv = await box.run(
+            "query", "trend", "--location", "Here", "--source", "station", "--units", "imperial",
+            "--lead", "1", "--tolerance", "1", "--format", "csv")
         let first = csv.stdout.split(separator: "\r\n")[1].split(separator: ",")
         // location,model,variable,unit,valid_time,issued_at,lead_hours,forecast,observed,...
         #expect(first[7] == "-21.1")  // -29.5 °C
         #expect(first[8] == "-21.82")  // -29.9 °C; computed, -21.819999999999993
         var outputs = [csv.stdout]
-        outputs.append(await box.run("query", "verify", "--location", "Here", "--source", "station", "--units", "imperial", "--format", "csv").stdout)
-        outputs.append(await box.run("query", "trend", "--location", "Here", "--source", "station", "--units", "imperial",
-                                     "--lead", "30", "--every", "day", "--format", "csv").stdout)
+        outputs.append(
+            await box.run(
+                "query", "verify", "--location", "Here", "--source", "station", "--units", "imperial", "--format", "csv"
+            ).stdout)
+        outputs.append(
+            await box.run(
+                "query", "trend", "--location", "Here", "--source", "station", "--units", "imperial",
+                "--lead", "30", "--every", "day", "--format", "csv"
+            ).stdout)
         outputs.append(await box.run("export", "pairs", "--location", "Here", "--source", "station").stdout)
         for output in outputs {
             let noisy = numberCells(output).filter { NumberText.significantDigits($0) > 15 }
             #expect(noisy.isEmpty, "\(noisy)")
         }
-        let json = await box.run("query", "verify", "--location", "Here", "--source", "station", "--units", "imperial", "--format", "json")
-        let numbers = json.stdout.split(whereSeparator: { ",:[]{}".contains($0) }).map(String.init).filter { Double($0) != nil }
+        let json = await box.run(
+            "query", "verify", "--location", "Here", "--source", "station", "--units", "imperial", "--format", "json")
+        let numbers = json.stdout.split(whereSeparator: { ",:[]{}".contains($0) }).map(String.init).filter {
+            Double($0) != nil
+        }
         #expect(numbers.count > 100)
         #expect(numbers.allSatisfy { NumberText.significantDigits($0) <= 15 })
     }
@@ -147,8 +166,9 @@ struct MachineOutputTests {
         let box = try await setUp()
         defer { box.remove() }
         let d = Self.day
-        let verify = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json",
-                                   "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 3 * 3600))
+        let verify = await box.run(
+            "query", "verify", "--location", "Here", "--source", "station", "--format", "json",
+            "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 3 * 3600))
         let row = try #require(try parseJSON(verify.stdout)["rows"]?.arrayValue?.first)
         let errors = zip(Self.forecast, Self.observed).map { $0 - $1 }
         let mean = errors.reduce(0, +) / Double(errors.count)
@@ -163,15 +183,19 @@ struct MachineOutputTests {
         let box = try await setUp()
         defer { box.remove() }
         let d = Self.day
-        let base = ["query", "trend", "--location", "Here", "--source", "station", "--lead", "3", "--tolerance", "3",
-                    "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 23 * 3600)]
+        let base = [
+            "query", "trend", "--location", "Here", "--source", "station", "--lead", "3", "--tolerance", "3",
+            "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 23 * 3600)
+        ]
         // Leads 0 to 6 h of the one run: hours 00:00 to 06:00 of one day.
         let daily = await box.run(base + ["--every", "day"])
         #expect(daily.stdout.contains("over 1 day (n=7 hours)"), "\(daily.stdout)")
         let hourly = await box.run(base + ["--every", "hour"])
         #expect(hourly.stdout.contains("over 7 hours (n=7 hours)"), "\(hourly.stdout)")
-        let days = await box.run(["query", "trend", "--location", "Here", "--source", "station", "--lead", "60", "--tolerance", "12",
-                                  "--every", "day"])
+        let days = await box.run([
+            "query", "trend", "--location", "Here", "--source", "station", "--lead", "60", "--tolerance", "12",
+            "--every", "day"
+        ])
         // Leads 48 to 72 h: 2026-07-22 00:00 to 07-23 00:00, two local dates, 25 hours.
         #expect(days.stdout.contains("over 2 days (n=25 hours)"), "\(days.stdout)")
     }
@@ -184,7 +208,9 @@ struct DefaultSourceTests {
 
     func setUp() async throws -> Sandbox {
         let box = Sandbox()
-        #expect(await box.run("locations", "add", "Berlin", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        #expect(
+            await box.run("locations", "add", "Berlin", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0
+        )
         let d = Self.day
         let run = TestResponse(start: d, hours: 48) { 10 + Double(($0 / 3600) % 6) / 10 }
         let path = try box.write("run.json", run.json())
@@ -194,7 +220,9 @@ struct DefaultSourceTests {
         return box
     }
 
-    func answers(_ box: Sandbox) async throws -> (verifySource: String?, n: Double, trendSource: String?, pairs: [String], note: String) {
+    func answers(_ box: Sandbox) async throws -> (
+        verifySource: String?, n: Double, trendSource: String?, pairs: [String], note: String
+    ) {
         let verify = await box.run("query", "verify", "--location", "Berlin", "--format", "json")
         #expect(verify.code == 0, "\(verify.stderrText)")
         let doc = try parseJSON(verify.stdout)
@@ -204,8 +232,10 @@ struct DefaultSourceTests {
         let export = await box.run("export", "pairs", "--location", "Berlin")
         #expect(export.code == 0)
         let sources = export.stdout.split(separator: "\r\n").dropFirst().map { String($0.split(separator: ",").last!) }
-        return (doc["source"]?.stringValue, n, try parseJSON(trend.stdout)["source"]?.stringValue, sources,
-                verify.stderrText + "\n" + export.stderrText)
+        return (
+            doc["source"]?.stringValue, n, try parseJSON(trend.stdout)["source"]?.stringValue, sources,
+            verify.stderrText + "\n" + export.stderrText
+        )
     }
 
     @Test("a station file whose hours no forecast covers does not take the default from era5")
@@ -249,21 +279,31 @@ struct PruneEdgeTests {
     /// and precipitation for every hour.
     func setUp() async throws -> (Sandbox, String) {
         let box = Sandbox()
-        #expect(await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
         let d = Self.day
-        let a = TestResponse(start: d, hours: 72, temperature: { 10 + Double(($0 / 3600) % 5) / 10 },
-                             precipitation: { Double(($0 / 3600) % 3) / 10 })
-        let b = TestResponse(start: d + 86400, hours: 72, temperature: { 12 + Double(($0 / 3600) % 7) / 10 },
-                             precipitation: { Double(($0 / 3600) % 4) / 10 })
-        #expect(await box.run("import", try box.write("a.json", a.json()), "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let a = TestResponse(
+            start: d, hours: 72, temperature: { 10 + Double(($0 / 3600) % 5) / 10 },
+            precipitation: { Double(($0 / 3600) % 3) / 10 })
+        let b = TestResponse(
+            start: d + 86400, hours: 72, temperature: { 12 + Double(($0 / 3600) % 7) / 10 },
+            precipitation: { Double(($0 / 3600) % 4) / 10 })
+        #expect(
+            await box.run(
+                "import", try box.write("a.json", a.json()), "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)
+            ).code == 0)
         let bPath = try box.write("b.json", b.json())
-        #expect(await box.run("import", bPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 86400)).code == 0)
+        #expect(
+            await box.run("import", bPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 86400)).code == 0)
         var csv = "time,temperature_2m,precipitation\n"
         for k in 0..<(4 * 24) {
             let t = d + Int64(k) * 3600
             csv += "\(CivilTime.isoUTC(t)),\(11 + Double(k % 6) / 10),\(Double(k % 5) / 10)\n"
         }
-        #expect(await box.run("observe", "import", try box.write("station.csv", csv), "--location", "Here", "--source", "station").code == 0)
+        #expect(
+            await box.run(
+                "observe", "import", try box.write("station.csv", csv), "--location", "Here", "--source", "station"
+            ).code == 0)
         return (box, bPath)
     }
 
@@ -281,9 +321,11 @@ struct PruneEdgeTests {
         #expect(await box.run("prune", "--keep-days", "0").code == 0)
         #expect(try counts(box.db)["hourly_forecasts"] == 72)  // run B, the latest, keeps every hour
         // The latest run's content again is recognised, and its hours are still there to ask about.
-        let again = await box.run("import", bPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 86400 + 3600))
+        let again = await box.run(
+            "import", bPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 86400 + 3600))
         #expect(again.stderrText.contains("0 new run(s)"))
-        let latest = await box.run("query", "forecast", "--location", "Here", "--at", CivilTime.isoUTC(d + 2 * 86400), "--format", "json")
+        let latest = await box.run(
+            "query", "forecast", "--location", "Here", "--at", CivilTime.isoUTC(d + 2 * 86400), "--format", "json")
         #expect(latest.code == 0, "\(latest.stderrText)")
         #expect(try parseJSON(latest.stdout)["pruned_runs"]?.numberValue == 1)
         #expect(latest.stderrText.contains("1 run(s) that forecast this hour were pruned"))
@@ -306,22 +348,26 @@ struct PruneEdgeTests {
         defer { box.remove() }
         #expect(await box.run("prune", "--keep-days", "0").code == 0)
         // Day 1 holds only the pruned run's pairs; at a threshold other than 0.1 mm its table is unknown.
-        let verify = await box.run("query", "verify", "--location", "Here", "--source", "station", "--var", "precipitation",
-                                   "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json")
+        let verify = await box.run(
+            "query", "verify", "--location", "Here", "--source", "station", "--var", "precipitation",
+            "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json")
         #expect(verify.code == 0, "\(verify.stderrText)")
         let doc = try parseJSON(verify.stdout)
         let rows = try #require(doc["rows"]?.arrayValue)
         #expect(!rows.isEmpty)
         for row in rows {
-            for key in ["threshold_mm", "a", "b", "c", "d", "pod", "far", "csi", "ets", "persistence_n", "persistence_skill"] {
+            for key in [
+                "threshold_mm", "a", "b", "c", "d", "pod", "far", "csi", "ets", "persistence_n", "persistence_skill"
+            ] {
                 #expect(row[key] != nil, "missing \(key)")
             }
             #expect(row["a"] == .null)
         }
         #expect(doc["notes"]?.arrayValue == [])
         // A range that cuts the pruned day: left out, and said so in the document itself.
-        let cut = await box.run("query", "verify", "--location", "Here", "--source", "station", "--format", "json",
-                                "--from", "2026-07-20T06:00Z", "--to", "2026-07-22")
+        let cut = await box.run(
+            "query", "verify", "--location", "Here", "--source", "station", "--format", "json",
+            "--from", "2026-07-20T06:00Z", "--to", "2026-07-22")
         let notes = try #require(try parseJSON(cut.stdout)["notes"]?.arrayValue)
         #expect(notes.count == 1)
         #expect(notes.first?.stringValue?.contains("partly inside --from/--to and were left out") == true)

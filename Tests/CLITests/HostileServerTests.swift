@@ -6,6 +6,7 @@ import Testing
 import WxCore
 import WxReplay
 import WxSQLite
+
 @testable import WxCLI
 
 /// Records the waits asked of the HTTP client and returns at once.
@@ -35,14 +36,23 @@ struct HostileServerCLITests {
     func swappedOrder() async throws {
         let replay = try ReplaySandbox()
         defer { replay.cleanup() }
-        #expect(await replay.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "Europe/Berlin").code == 0)
-        #expect(await replay.run("locations", "add", "Florida", "--lat", "27.0", "--lon", "-81.0", "--timezone", "America/New_York").code == 0)
+        #expect(
+            await replay.run(
+                "locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "Europe/Berlin"
+            ).code == 0)
+        #expect(
+            await replay.run(
+                "locations", "add", "Florida", "--lat", "27.0", "--lon", "-81.0", "--timezone", "America/New_York"
+            ).code == 0)
         replay.server.enqueue(.swappedOrder)
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 2)
         #expect(try replay.scalar(Self.farRuns) == 0)
-        #expect(try replay.text("SELECT r.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id WHERE l.name = 'Berlin'") == ["Europe/Berlin"])
+        #expect(
+            try replay.text(
+                "SELECT r.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id WHERE l.name = 'Berlin'"
+            ) == ["Europe/Berlin"])
     }
 
     @Test("location_ids pointing at the other location: both refused and logged, nothing stored")
@@ -56,7 +66,9 @@ struct HostileServerCLITests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("more than 50 km away"), "\(result.stderrText)")
         #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
-        #expect(try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed' AND error LIKE '%km from%'") == 2)
+        #expect(
+            try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed' AND error LIKE '%km from%'") == 2
+        )
     }
 
     @Test("a grid point far from the location: that location refused and logged, the rest of the batch stored")
@@ -70,8 +82,12 @@ struct HostileServerCLITests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("1 stored, 0 repeated, 1 failed"), "\(result.stderrText)")
         #expect(result.stderrText.contains("Berlin: the response describes the grid point 27, -81"))
-        #expect(try replay.text("SELECT l.name FROM forecast_runs r JOIN locations l ON l.id = r.location_id") == ["Tokyo"])
-        #expect(try replay.text("SELECT l.name FROM fetch_log f JOIN locations l ON l.id = f.location_id WHERE f.outcome = 'failed'") == ["Berlin"])
+        #expect(
+            try replay.text("SELECT l.name FROM forecast_runs r JOIN locations l ON l.id = r.location_id") == ["Tokyo"])
+        #expect(
+            try replay.text(
+                "SELECT l.name FROM fetch_log f JOIN locations l ON l.id = f.location_id WHERE f.outcome = 'failed'")
+                == ["Berlin"])
     }
 
     @Test("an endless body is cut off at the documented limit: clear error, nothing stored, logged")
@@ -88,7 +104,8 @@ struct HostileServerCLITests {
         #expect(try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed'") == 1)
     }
 
-    @Test("a time zone from the server that is no zone is never adopted", arguments: [(60_007, Int32(1)), (40, Int32(0))])
+    @Test(
+        "a time zone from the server that is no zone is never adopted", arguments: [(60_007, Int32(1)), (40, Int32(0))])
     func serverZoneNotAdopted(length: Int, code: Int32) async throws {
         let replay = try ReplaySandbox()
         defer { replay.cleanup() }
@@ -108,22 +125,30 @@ struct HostileServerCLITests {
         let replay = try ReplaySandbox()
         defer { replay.cleanup() }
         let zone = String(repeating: "Z", count: 60_007)
-        replay.server.registerGeocoding(name: "Hugeville", body: Data("""
-            {"results":[{"name":"Hugeville","latitude":10,"longitude":20,"elevation":1e300,"timezone":"\(zone)","country_code":"XX","country":"X"}]}
-            """.utf8))
+        replay.server.registerGeocoding(
+            name: "Hugeville",
+            body: Data(
+                """
+                {"results":[{"name":"Hugeville","latitude":10,"longitude":20,"elevation":1e300,"timezone":"\(zone)","country_code":"XX","country":"X"}]}
+                """.utf8))
         let result = await replay.run("locations", "add", "Hugeville")
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(result.stderrText.utf8.count < 1000)
         #expect(try replay.text("SELECT timezone FROM locations") == ["auto"])
-        #expect(try replay.scalar("SELECT count(*) FROM locations WHERE elevation IS NULL") == 1, "an impossible elevation is dropped")
+        #expect(
+            try replay.scalar("SELECT count(*) FROM locations WHERE elevation IS NULL") == 1,
+            "an impossible elevation is dropped")
     }
 
-    @Test("a model run time from the future or long ago in meta.json is not believed", arguments: [86_400 * 3, -86_400 * 30])
+    @Test(
+        "a model run time from the future or long ago in meta.json is not believed",
+        arguments: [86_400 * 3, -86_400 * 30])
     func implausibleModelRun(offset: Int) async throws {
         let replay = try ReplaySandbox()
         defer { replay.cleanup() }
         replay.server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_000_000 + offset)
-        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--timezone", "UTC", "--models", "icon_seamless")
+        await replay.run(
+            "locations", "add", "Here", "--lat", "10", "--lon", "20", "--timezone", "UTC", "--models", "icon_seamless")
         #expect(await replay.run("ingest").code == 0)
         #expect(try replay.text("SELECT issued_at_source FROM forecast_runs") == ["first_fetch"])
     }
@@ -155,15 +180,19 @@ struct HostileServerCLITests {
         var description: String { kind }
     }
 
-    @Test("429: Retry-After and the minutely limit are waited out; the hourly limit is not retried",
-          arguments: [
-              RateCase(kind: "Retry-After 30", fault: .tooManyRequests(reason: "Too many concurrent requests", retryAfter: "30"),
-                       code: 0, waits: [30], requests: 2, says: "1 stored"),
-              // The sandbox's clock is on a whole minute: the next one starts in 60 s, plus 1 s of margin.
-              RateCase(kind: "minutely", fault: .rateLimit, code: 0, waits: [61], requests: 2, says: "1 stored"),
-              RateCase(kind: "hourly", fault: .tooManyRequests(reason: ReplayServer.hourlyLimitReason, retryAfter: nil),
-                       code: 1, waits: [], requests: 1, says: "try again next hour"),
-          ])
+    @Test(
+        "429: Retry-After and the minutely limit are waited out; the hourly limit is not retried",
+        arguments: [
+            RateCase(
+                kind: "Retry-After 30",
+                fault: .tooManyRequests(reason: "Too many concurrent requests", retryAfter: "30"),
+                code: 0, waits: [30], requests: 2, says: "1 stored"),
+            // The sandbox's clock is on a whole minute: the next one starts in 60 s, plus 1 s of margin.
+            RateCase(kind: "minutely", fault: .rateLimit, code: 0, waits: [61], requests: 2, says: "1 stored"),
+            RateCase(
+                kind: "hourly", fault: .tooManyRequests(reason: ReplayServer.hourlyLimitReason, retryAfter: nil),
+                code: 1, waits: [], requests: 1, says: "try again next hour")
+        ])
     func rateLimits(_ c: RateCase) async throws {
         let replay = try ReplaySandbox()
         defer { replay.cleanup() }
@@ -188,7 +217,9 @@ struct HostileServerCLITests {
         #expect(ingest.code == 1)
         #expect(ingest.stderrText.contains("Invalid API key [API key]"), "\(ingest.stderrText)")
         replay.server.enqueue(.echoKey(status: 400), path: "/v1/archive")
-        let backfill = await replay.run("observe", "backfill", "--location", "Here", "--from", "2026-01-01", "--to", "2026-01-02", "--api-key", "S3CRETKEY")
+        let backfill = await replay.run(
+            "observe", "backfill", "--location", "Here", "--from", "2026-01-01", "--to", "2026-01-02", "--api-key",
+            "S3CRETKEY")
         #expect(backfill.code == 1)
         replay.server.enqueue(.echoKey(status: 401), path: "/v1/search")
         let geocode = await replay.run("locations", "add", "Somewhere", "--api-key", "S3CRETKEY")
@@ -210,14 +241,19 @@ struct HostileServerCLITests {
         // The first 92-day chunk is served, the second refused (400 is not retried).
         replay.server.enqueue(.delay(seconds: 0), path: "/v1/archive")
         replay.server.enqueue(.status(400, reason: "Something is wrong"), path: "/v1/archive")
-        let result = await replay.run("observe", "backfill", "--location", "Here", "--from", "2025-01-01", "--to", "2025-06-30")
+        let result = await replay.run(
+            "observe", "backfill", "--location", "Here", "--from", "2025-01-01", "--to", "2025-06-30")
         #expect(result.code == 1)
-        #expect(result.stderrText.contains("2208 hours of era5 observations from 2025-01-01 through 2025-04-02 were stored and are kept"), "\(result.stderrText)")
+        #expect(
+            result.stderrText.contains(
+                "2208 hours of era5 observations from 2025-01-01 through 2025-04-02 were stored and are kept"),
+            "\(result.stderrText)")
         #expect(result.stderrText.contains("--from 2025-04-03"))
         #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == 2208)
         // A failure in the first chunk says nothing was stored.
         replay.server.enqueue(.status(400, reason: "Something is wrong"), path: "/v1/archive")
-        let first = await replay.run("observe", "backfill", "--location", "Here", "--from", "2024-01-01", "--to", "2024-01-02")
+        let first = await replay.run(
+            "observe", "backfill", "--location", "Here", "--from", "2024-01-01", "--to", "2024-01-02")
         #expect(first.code == 1)
         #expect(first.stderrText.contains("Nothing was stored"), "\(first.stderrText)")
     }
@@ -228,7 +264,9 @@ struct ImportContinuedTests {
     /// The Copenhagen sample written with unix times, and the same forecast with the window moved
     /// a day on (first 24 hours dropped, 24 new ones without values, no daily rows).
     static func files(in folder: URL) throws -> (original: String, moved: String) {
-        let raw = try Data(contentsOf: packageRoot.appendingPathComponent("Fixtures/forecast-current-hourly-daily-iso8601-copenhagen.json"))
+        let raw = try Data(
+            contentsOf: packageRoot.appendingPathComponent(
+                "Fixtures/forecast-current-hourly-daily-iso8601-copenhagen.json"))
         let times = try ForecastDecoder.decodeSingle(raw, defaultModel: "best_match").models[0].hourlyTimes
         var doc = try #require(try JSONSerialization.jsonObject(with: raw) as? [String: Any])
         var hourly = try #require(doc["hourly"] as? [String: Any])
@@ -241,7 +279,9 @@ struct ImportContinuedTests {
             let column = try #require(value as? [Any])
             moved[key] = Array(column.dropFirst(24)) + Array(repeating: NSNull(), count: 24)
         }
-        moved["time"] = times.dropFirst(24).map { NSNumber(value: $0) } + (1...24).map { NSNumber(value: times.last! + Int64($0) * 3600) }
+        moved["time"] =
+            times.dropFirst(24).map { NSNumber(value: $0) }
+            + (1...24).map { NSNumber(value: times.last! + Int64($0) * 3600) }
         doc["hourly"] = moved
         doc.removeValue(forKey: "daily")
         doc.removeValue(forKey: "daily_units")
@@ -255,12 +295,16 @@ struct ImportContinuedTests {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let (original, moved) = try Self.files(in: box.folder)
-        #expect(await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "UTC").code == 0)
+        #expect(
+            await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "UTC")
+                .code == 0)
         let first = await box.run("import", original, "--location", "Copenhagen", "--fetched-at", "2026-07-20T06:00Z")
         #expect(first.stderrText.contains("1 new run(s)"), "\(first.stderrText)")
         let second = await box.run("import", moved, "--location", "Copenhagen", "--fetched-at", "2026-07-21T06:00Z")
         #expect(second.code == 0)
-        #expect(second.stderrText.contains("0 new run(s) (0 hours), 1 run(s) continued (+24 hours), 0 repeated"), "\(second.stderrText)")
+        #expect(
+            second.stderrText.contains("0 new run(s) (0 hours), 1 run(s) continued (+24 hours), 0 repeated"),
+            "\(second.stderrText)")
         let again = await box.run("import", moved, "--location", "Copenhagen", "--fetched-at", "2026-07-21T07:00Z")
         #expect(again.stderrText.contains("0 new run(s) (0 hours), 1 repeated"), "\(again.stderrText)")
     }
@@ -269,7 +313,9 @@ struct ImportContinuedTests {
     func byteOrderMark() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        let raw = try Data(contentsOf: packageRoot.appendingPathComponent("Fixtures/forecast-current-hourly-daily-iso8601-copenhagen.json"))
+        let raw = try Data(
+            contentsOf: packageRoot.appendingPathComponent(
+                "Fixtures/forecast-current-hourly-daily-iso8601-copenhagen.json"))
         let path = box.folder.appendingPathComponent("bom.json")
         try (Data([0xEF, 0xBB, 0xBF]) + raw).write(to: path)
         await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "UTC")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxCore
 import WxSQLite
+
 @testable import WxCLI
 
 /// A clock after the fetch times these tests give the recorded fixtures (2026-07-26/27).
@@ -29,7 +30,8 @@ struct ImportCommandTests {
         #expect(samples.count >= 15)
         for sample in samples {
             let before = try counts(box.db)
-            let result = await box.run("import", box.fixture(sample), "--location", "Here", "--fetched-at", "2026-07-26T21:00Z", "--force")
+            let result = await box.run(
+                "import", box.fixture(sample), "--location", "Here", "--fetched-at", "2026-07-26T21:00Z", "--force")
             if result.code == 0 {
                 #expect(try counts(box.db)["fetch_log"]! > before["fetch_log"]!, "\(sample)")
             } else {
@@ -45,12 +47,32 @@ struct ImportCommandTests {
     }
 
     static let badFiles: [(String, String, String)] = [
-        ("truncated.json", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1.5,"#, "not valid JSON"),
-        ("error.json", #"{"reason":"Cannot initialize TemperatureUnit from invalid String value asdfsfd","error":true}"#, "Cannot initialize TemperatureUnit"),
-        ("unequal.json", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1,2],"wind_gusts_10m":[3]}}"#, "wind_gusts_10m"),
-        ("string.json", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"temperature_2m":["warm"]}}"#, "temperature_2m[0] is a string"),
-        ("label.json", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":["tomorrow"],"temperature_2m":[1]}}"#, "\"tomorrow\""),
-        ("empty.json", "", "empty"),
+        (
+            "truncated.json",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1.5,"#,
+            "not valid JSON"
+        ),
+        (
+            "error.json",
+            #"{"reason":"Cannot initialize TemperatureUnit from invalid String value asdfsfd","error":true}"#,
+            "Cannot initialize TemperatureUnit"
+        ),
+        (
+            "unequal.json",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1,2],"wind_gusts_10m":[3]}}"#,
+            "wind_gusts_10m"
+        ),
+        (
+            "string.json",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"temperature_2m":["warm"]}}"#,
+            "temperature_2m[0] is a string"
+        ),
+        (
+            "label.json",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":["tomorrow"],"temperature_2m":[1]}}"#,
+            "\"tomorrow\""
+        ),
+        ("empty.json", "", "empty")
     ]
 
     @Test("bad input is refused with Error: and leaves every table as it was", arguments: badFiles)
@@ -59,14 +81,18 @@ struct ImportCommandTests {
         box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         // Something already stored, so "as it was" is not just "empty".
-        #expect(await box.run("import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
-                              "--location", "Here", "--fetched-at", "2026-07-26T21:00Z", "--force").code == 0)
+        #expect(
+            await box.run(
+                "import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
+                "--location", "Here", "--fetched-at", "2026-07-26T21:00Z", "--force"
+            ).code == 0)
         let before = try counts(box.db)
         let path = box.folder.appendingPathComponent(name).path
         try body.write(toFile: path, atomically: true, encoding: .utf8)
         // A good file beside the bad one is not stored either.
-        let result = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), path,
-                                   "--location", "Here", "--fetched-at", "2026-07-27T21:00Z", "--force")
+        let result = await box.run(
+            "import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), path,
+            "--location", "Here", "--fetched-at", "2026-07-27T21:00Z", "--force")
         #expect(result.code == 1)
         #expect(result.stderrText.hasPrefix("Error: "))
         #expect(result.stderrText.contains(expected), "\(result.stderrText)")
@@ -78,7 +104,9 @@ struct ImportCommandTests {
         let box = Sandbox()
         box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
-        let result = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Nowhere", "--fetched-at", "2026-07-27T21:00Z")
+        let result = await box.run(
+            "import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Nowhere",
+            "--fetched-at", "2026-07-27T21:00Z")
         #expect(result.code == 1)
         #expect(result.stderrText.contains("no location named \"Nowhere\""))
     }
@@ -89,8 +117,11 @@ struct ImportCommandTests {
         box.now = afterFixtures
         await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57")
         for time in ["2026-07-26T21:00Z", "2026-07-26T22:00Z"] {
-            #expect(await box.run("import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
-                                  "--location", "Copenhagen", "--fetched-at", time).code == 0)
+            #expect(
+                await box.run(
+                    "import", box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json"),
+                    "--location", "Copenhagen", "--fetched-at", time
+                ).code == 0)
         }
         let after = try counts(box.db)
         #expect(after["forecast_runs"] == 1)
@@ -109,7 +140,9 @@ struct ImportCommandTests {
         #expect(result.stderrText.contains("See 'wxdb import --help'"))
     }
 
-    @Test("help is printed to stdout with the usual sections", arguments: [["--help"], ["help", "import"], ["locations", "add", "-h"], ["export", "pairs", "--help"]])
+    @Test(
+        "help is printed to stdout with the usual sections",
+        arguments: [["--help"], ["help", "import"], ["locations", "add", "-h"], ["export", "pairs", "--help"]])
     func help(_ arguments: [String]) async {
         let result = await Sandbox().run(arguments)
         #expect(result.code == 0)
@@ -122,7 +155,11 @@ struct ImportCommandTests {
     func negativeValues() async throws {
         let box = Sandbox()
         box.now = afterFixtures
-        #expect(await box.run("locations", "add", "Los Angeles", "--lat", "34.05", "--lon", "-118.24", "--timezone", "America/Los_Angeles").code == 0)
+        #expect(
+            await box.run(
+                "locations", "add", "Los Angeles", "--lat", "34.05", "--lon", "-118.24", "--timezone",
+                "America/Los_Angeles"
+            ).code == 0)
         let list = await box.run("locations", "list", "--format", "json")
         #expect(list.stdout.contains(#""longitude":-118.24"#))
     }
@@ -131,7 +168,11 @@ struct ImportCommandTests {
     func locationsLifecycle() async throws {
         let box = Sandbox()
         box.now = afterFixtures
-        #expect(await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--models", "icon_seamless,gfs_seamless").code == 0)
+        #expect(
+            await box.run(
+                "locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--models",
+                "icon_seamless,gfs_seamless"
+            ).code == 0)
         let duplicate = await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41")
         #expect(duplicate.code == 1)
         #expect(duplicate.stderrText.contains("already exists"))
@@ -148,7 +189,9 @@ struct ImportCommandTests {
         let box = Sandbox()
         box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
-        await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here", "--fetched-at", "2026-07-27T21:00Z", "--force")
+        await box.run(
+            "import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"), "--location", "Here",
+            "--fetched-at", "2026-07-27T21:00Z", "--force")
         let refused = await box.run("locations", "remove", "Here")
         #expect(refused.code == 1)
         #expect(refused.stderrText.contains("--purge"))
@@ -161,8 +204,9 @@ struct ImportCommandTests {
         let box = Sandbox()
         box.now = afterFixtures
         await box.run("locations", "add", "=HYPERLINK(\"x\")", "--lat", "43.7", "--lon", "-79.4")
-        await box.run("import", box.fixture("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"),
-                      "--location", "=HYPERLINK(\"x\")", "--fetched-at", "2026-03-05T21:00Z")
+        await box.run(
+            "import", box.fixture("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"),
+            "--location", "=HYPERLINK(\"x\")", "--fetched-at", "2026-03-05T21:00Z")
         let result = await box.run("export", "hourly")
         #expect(result.code == 0)
         let lines = result.stdout.split(separator: "\r\n")
@@ -213,19 +257,28 @@ struct ImportCommandTests {
     func unknownZone() async throws {
         let box = Sandbox()
         await box.run("locations", "add", "Home", "--lat", "52.52", "--lon", "13.41")
-        let result = await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                                   "--location", "Home", "--fetched-at", "2026-01-10T05:02")
+        let result = await box.run(
+            "import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
+            "--location", "Home", "--fetched-at", "2026-01-10T05:02")
         #expect(result.code == 1)
         #expect(result.stderrText.contains("time zone is not known yet"))
-        #expect(await box.run("import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                              "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00", "--force").code == 0)
+        #expect(
+            await box.run(
+                "import", box.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
+                "--location", "Home", "--fetched-at", "2026-01-10T05:02+01:00", "--force"
+            ).code == 0)
         // Once the zone is set, a local time is read in it (05:02 in Berlin in January is 04:02Z).
         let other = Sandbox()
         await other.run("locations", "add", "Home", "--lat", "52.52", "--lon", "13.41")
         #expect(await other.run("locations", "set", "Home", "--timezone", "Europe/Berlin").code == 0)
-        #expect(await other.run("import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
-                                "--location", "Home", "--fetched-at", "2026-01-10T05:02", "--force").code == 0)
+        #expect(
+            await other.run(
+                "import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
+                "--location", "Home", "--fetched-at", "2026-01-10T05:02", "--force"
+            ).code == 0)
         let db = try Database(path: other.db)
-        #expect(try db.scalarInt("SELECT fetched_at FROM forecast_runs") == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))
+        #expect(
+            try db.scalarInt("SELECT fetched_at FROM forecast_runs")
+                == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))
     }
 }

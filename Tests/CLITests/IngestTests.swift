@@ -3,6 +3,7 @@ import Testing
 import WxCore
 import WxReplay
 import WxSQLite
+
 @testable import WxCLI
 
 /// A sandbox whose Open-Meteo endpoints point at a replay server on 127.0.0.1.
@@ -37,10 +38,12 @@ final class ReplaySandbox {
         let places: [(String, Double, Double, String)] = [
             ("Copenhagen", 55.6761, 12.5683, "forecast-current-hourly-daily-iso8601-copenhagen.json"),
             ("Toronto", 43.7, -79.4, "forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"),
-            ("Adelaide", -34.93, 138.6, "forecast-hourly-halfhour-offset-adelaide.json"),
+            ("Adelaide", -34.93, 138.6, "forecast-hourly-halfhour-offset-adelaide.json")
         ]
         for (name, lat, lon, file) in places {
-            server.registerForecast(latitude: lat, longitude: lon, body: try Data(contentsOf: packageRoot.appendingPathComponent("Fixtures/" + file)))
+            server.registerForecast(
+                latitude: lat, longitude: lon,
+                body: try Data(contentsOf: packageRoot.appendingPathComponent("Fixtures/" + file)))
             #expect(await run("locations", "add", name, "--lat", String(lat), "--lon", String(lon)).code == 0)
         }
     }
@@ -48,7 +51,9 @@ final class ReplaySandbox {
 
 @Suite("wxdb ingest through the replay server", .serialized)
 struct IngestTests {
-    @Test("three locations: one HTTP request, three runs with correct UTC instants; again: no new runs, three more fetches")
+    @Test(
+        "three locations: one HTTP request, three runs with correct UTC instants; again: no new runs, three more fetches"
+    )
     func batchedIngest() async throws {
         let replay = try ReplaySandbox()
         try await replay.addThreeRecordedLocations()
@@ -58,9 +63,15 @@ struct IngestTests {
         #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 3)
         // Toronto's 2026-03-08T02:00 (fixed EST offset) is 07:00Z; Adelaide's first label 00:00 +09:30 is 14:30Z the day before.
         let toronto0700 = Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)
-        #expect(try replay.scalar("SELECT count(*) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Toronto' AND h.valid_time = \(toronto0700)") == 1)
+        #expect(
+            try replay.scalar(
+                "SELECT count(*) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Toronto' AND h.valid_time = \(toronto0700)"
+            ) == 1)
         let adelaideFirst = Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 14 * 3600 + 1800)
-        #expect(try replay.scalar("SELECT min(h.valid_time) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Adelaide'") == adelaideFirst)
+        #expect(
+            try replay.scalar(
+                "SELECT min(h.valid_time) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Adelaide'"
+            ) == adelaideFirst)
         #expect(try replay.scalar("SELECT count(*) FROM locations WHERE timezone = 'auto'") == 0)
 
         let second = await replay.run("ingest")
@@ -86,7 +97,8 @@ struct IngestTests {
     func clientErrorNotRetried() async throws {
         let replay = try ReplaySandbox()
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20")
-        replay.server.enqueue(.status(400, reason: "Cannot initialize WeatherVariable from invalid String value tempeture_2m"))
+        replay.server.enqueue(
+            .status(400, reason: "Cannot initialize WeatherVariable from invalid String value tempeture_2m"))
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(replay.forecastRequests.count == 1)
@@ -112,7 +124,9 @@ struct IngestTests {
         #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
     }
 
-    @Test("a truncated or otherwise broken 200 stores nothing", arguments: [ReplayServer.Fault.truncatedBody, .notJSON, .emptyBody, .wrongContentType])
+    @Test(
+        "a truncated or otherwise broken 200 stores nothing",
+        arguments: [ReplayServer.Fault.truncatedBody, .notJSON, .emptyBody, .wrongContentType])
     func brokenBodies(_ fault: ReplayServer.Fault) async throws {
         let replay = try ReplaySandbox()
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20")
@@ -166,11 +180,18 @@ struct IngestTests {
     @Test("observe backfill twice over the same range gives the same observation count")
     func backfillIdempotent() async throws {
         let replay = try ReplaySandbox()
-        await replay.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "Europe/Berlin")
-        #expect(await replay.run("observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15").code == 0)
+        await replay.run(
+            "locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "Europe/Berlin")
+        #expect(
+            await replay.run(
+                "observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15"
+            ).code == 0)
         let once = try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'")
         #expect(once == 105 * 24)
-        #expect(await replay.run("observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15").code == 0)
+        #expect(
+            await replay.run(
+                "observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15"
+            ).code == 0)
         #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == once)
         #expect(replay.server.requests.filter { $0.hasPrefix("/v1/archive") }.count == 4)  // 105 days in chunks of 92
     }
@@ -186,7 +207,10 @@ struct IngestTests {
         #expect(await box.run("observe", "import", a, "--location", "Here", "--source", "station").code == 0)
         #expect(await box.run("observe", "import", b, "--location", "Here", "--source", "station").code == 0)
         let db = try Database(path: box.db)
-        let row = try #require(try db.firstRow("SELECT temperature_2m, precipitation FROM observations") { ($0.optionalDouble(0), $0.optionalDouble(1)) })
+        let row = try #require(
+            try db.firstRow("SELECT temperature_2m, precipitation FROM observations") {
+                ($0.optionalDouble(0), $0.optionalDouble(1))
+            })
         #expect(row.0 == 5 && row.1 == 1.2)
     }
 }
@@ -198,7 +222,8 @@ struct ObserveImportTests {
         let box = Sandbox()
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         let path = box.folder.appendingPathComponent("station.csv").path
-        try "time,temperature_2m,precipitation\n2026-11-01T00:00Z,3.5,0\n2026-11-01T01:00Z,3.1,\n2026-11-01T02:00Z,warm,0.2\n2026-11-01T03:00Z,2.9,0\n"
+        try
+            "time,temperature_2m,precipitation\n2026-11-01T00:00Z,3.5,0\n2026-11-01T01:00Z,3.1,\n2026-11-01T02:00Z,warm,0.2\n2026-11-01T03:00Z,2.9,0\n"
             .write(toFile: path, atomically: true, encoding: .utf8)
         let refused = await box.run("observe", "import", path, "--location", "Here")
         #expect(refused.code == 1)
@@ -206,7 +231,8 @@ struct ObserveImportTests {
         #expect(refused.stderrText.contains("'warm'"))
         #expect(try counts(box.db)["observations"] == 0)
 
-        let skipped = await box.run("observe", "import", path, "--location", "Here", "--skip-bad-rows", "--source", "station")
+        let skipped = await box.run(
+            "observe", "import", path, "--location", "Here", "--skip-bad-rows", "--source", "station")
         #expect(skipped.code == 0)
         #expect(skipped.stderrText.contains("line 4"))
         #expect(try counts(box.db)["observations"] == 3)
@@ -219,7 +245,7 @@ struct ObserveImportTests {
         ("time,temperature_2m\n2026-11-01T00:00,1\n", "has no zone"),
         ("time,temperature_2m\n2026-11-01T00:00Z,1,2\n", "expected 2 fields"),
         ("time,temperature_2m\n2026-11-01T00:00Z,1\n2026-11-01T01:00+01:00,2\n", "already given on line 2"),
-        ("time,temperature_2m\n\"2026-11-01T00:00Z,1\n", "line 2"),
+        ("time,temperature_2m\n\"2026-11-01T00:00Z,1\n", "line 2")
     ]
 
     @Test("bad station files are refused with what is wrong", arguments: badStationFiles)
@@ -241,11 +267,14 @@ struct IngestBudgetTests {
     func modelRunTime() async throws {
         let replay = try ReplaySandbox()
         replay.server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_001_200)
-        await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "icon_seamless,best_match")
+        await replay.run(
+            "locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "icon_seamless,best_match")
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
         let db = try Database(path: replay.box.db)
-        let runs = try db.rows("SELECT model, issued_at, issued_at_source, fetched_at FROM forecast_runs ORDER BY model") {
+        let runs = try db.rows(
+            "SELECT model, issued_at, issued_at_source, fetched_at FROM forecast_runs ORDER BY model"
+        ) {
             ($0.string(0), $0.int64(1), $0.string(2), $0.int64(3))
         }
         #expect(runs.count == 2)
@@ -270,8 +299,9 @@ struct IngestBudgetTests {
         // Pretend 4,998 weighted calls went out this hour.
         let db = try Database(path: replay.box.db)
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        try db.run("INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 4998)",
-                   [.integer(now - now % 3600)])
+        try db.run(
+            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 4998)",
+            [.integer(now - now % 3600)])
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(replay.forecastRequests.isEmpty)
@@ -284,9 +314,12 @@ struct IngestBudgetTests {
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--timezone", "Europe/Berlin")
         #expect(await replay.run("ingest").code == 0)
         let request = try #require(replay.forecastRequests.first)
-        for part in ["hourly=" + Variables.hourlyNames.joined(separator: ","), "daily=" + Variables.dailyNames.joined(separator: ","),
-                     "timeformat=unixtime", "forecast_days=16", "past_days=1", "temperature_unit=celsius", "wind_speed_unit=kmh",
-                     "precipitation_unit=mm", "timezone=Europe/Berlin", "models=best_match"] {
+        for part in [
+            "hourly=" + Variables.hourlyNames.joined(separator: ","),
+            "daily=" + Variables.dailyNames.joined(separator: ","),
+            "timeformat=unixtime", "forecast_days=16", "past_days=1", "temperature_unit=celsius", "wind_speed_unit=kmh",
+            "precipitation_unit=mm", "timezone=Europe/Berlin", "models=best_match"
+        ] {
             #expect(request.contains(part), "\(part) missing from \(request)")
         }
     }

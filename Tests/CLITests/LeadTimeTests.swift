@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxCore
+
 @testable import WxCLI
 
 /// Lead time is (valid − issued) / 3600 in fractional hours. A run first fetched at hh:17 (a blend
@@ -20,8 +21,9 @@ struct LeadTimeTests {
         let history = try HistoryBuilder(db: box.db, name: "Quarter", timezone: "UTC")
         let times = (-3...30).map { t + Int64($0) * hour }
         let truth = { (time: Int64) in Double(time / hour % 24) }
-        try history.storeRun(issuedAt: issued, fetchedAt: issued, times: times,
-                             columns: ["temperature_2m": times.map { truth($0) + ($0 < issued ? 10 : 1) }], recordAnalysis: false)
+        try history.storeRun(
+            issuedAt: issued, fetchedAt: issued, times: times,
+            columns: ["temperature_2m": times.map { truth($0) + ($0 < issued ? 10 : 1) }], recordAnalysis: false)
         for time in times { try history.observe(source: "station", time: time, ["temperature_2m": truth(time)]) }
         return history
     }
@@ -55,8 +57,9 @@ struct LeadTimeTests {
         // The latest run keeps its rows whatever its age: a later one (hours no observation covers,
         // so no pairs) lets prune remove the run under test.
         let times = (48...53).map { Self.t + Int64($0) * Self.hour }
-        try later.storeRun(issuedAt: Self.issued + 86400, fetchedAt: Self.issued + 86400, times: times,
-                           columns: ["temperature_2m": times.map { _ in 0 }], recordAnalysis: false)
+        try later.storeRun(
+            issuedAt: Self.issued + 86400, fetchedAt: Self.issued + 86400, times: times,
+            columns: ["temperature_2m": times.map { _ in 0 }], recordAnalysis: false)
         box.now = Date(timeIntervalSince1970: TimeInterval(Self.issued + 10 * 86400))
         let pruned = await box.run("prune", "--keep-days", "1")
         #expect(pruned.code == 0, "\(pruned.stderrText)")
@@ -71,7 +74,9 @@ struct LeadTimeTests {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         try Self.build(box)
-        let result = await box.run("query", "forecast", "--location", "Quarter", "--at", CivilTime.isoUTC(Self.t + 3 * Self.hour), "--format", "json")
+        let result = await box.run(
+            "query", "forecast", "--location", "Quarter", "--at", CivilTime.isoUTC(Self.t + 3 * Self.hour), "--format",
+            "json")
         #expect(result.code == 0, "\(result.stderrText)")
         let run = try #require(try parseJSON(result.stdout)["runs"]?.arrayValue?.first)
         #expect(near(run["lead_hours"]?.numberValue, 163.0 / 60))
@@ -85,7 +90,8 @@ struct LeadTimeTests {
         let result = await box.run("export", "pairs", "--location", "Quarter", "--format", "verif")
         #expect(result.code == 0, "\(result.stderrText)")
         // unixtime leadtime location lat lon altitude obs fcst: the first pair is 43 min after the issue time.
-        let first = try #require(result.stdout.split(separator: "\n").first { !$0.hasPrefix("#") && !$0.hasPrefix("unixtime") })
+        let first = try #require(
+            result.stdout.split(separator: "\n").first { !$0.hasPrefix("#") && !$0.hasPrefix("unixtime") })
         let fields = first.split(separator: " ")
         #expect(fields.count == 8)
         #expect(near(Double(fields[1]), 43.0 / 60), "\(first)")
@@ -99,10 +105,14 @@ struct LeadTimeTests {
         for kind in ["hourly", "pairs"] {
             let result = await box.run("export", kind, "--location", "Quarter")
             #expect(result.code == 0, "\(result.stderrText)")
-            let lines = result.stdout.split(separator: "\r\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+            let lines = result.stdout.split(separator: "\r\n").map {
+                $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            }
             let header = try #require(lines.first)
-            let valid = try #require(header.firstIndex(of: "valid_time")), lead = try #require(header.firstIndex(of: "lead_hours"))
-            let leads = Dictionary(lines.dropFirst().map { ($0[valid], Double($0[lead]) ?? .nan) }, uniquingKeysWith: { a, _ in a })
+            let valid = try #require(header.firstIndex(of: "valid_time")),
+                lead = try #require(header.firstIndex(of: "lead_hours"))
+            let leads = Dictionary(
+                lines.dropFirst().map { ($0[valid], Double($0[lead]) ?? .nan) }, uniquingKeysWith: { a, _ in a })
             // 2 h 43 min after the issue time.
             #expect(near(leads[CivilTime.isoUTC(Self.t + 3 * Self.hour)], 163.0 / 60), "\(kind)")
             if kind == "hourly" {

@@ -3,8 +3,9 @@ import TestSupport
 import Testing
 import WxCore
 import WxSQLite
-@testable import WxStore
+
 @testable import WxCLI
+@testable import WxStore
 
 /// Issue 11: hostile neighbours and odd files. Another local user must not be able to make wxdb
 /// overwrite a file, a schedule must not stop or replace another, odd paths get a clear answer.
@@ -14,7 +15,8 @@ struct LocalSafetyTests {
         let box = Sandbox()
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", "UTC")
         let csv = box.folder.appendingPathComponent("obs.csv").path
-        try? "time,temperature_2m\n2026-07-01T00:00Z,5\n2026-07-01T01:00Z,6\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        try? "time,temperature_2m\n2026-07-01T00:00Z,5\n2026-07-01T01:00Z,6\n".write(
+            toFile: csv, atomically: true, encoding: .utf8)
         await box.run("observe", "import", csv, "--location", "Here")
         return box
     }
@@ -34,7 +36,8 @@ struct LocalSafetyTests {
         let out = box.folder.appendingPathComponent("out.csv").path
         // The names the old code used, for this and the next pids, and the output name itself.
         for pid in getpid()..<(getpid() + 50) {
-            try FileManager.default.createSymbolicLink(atPath: "\(out).wxdb-partial-\(pid)", withDestinationPath: victim)
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(out).wxdb-partial-\(pid)", withDestinationPath: victim)
         }
         try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: victim)
         let result = await box.run("export", "observations", "--output", out)
@@ -52,15 +55,18 @@ struct LocalSafetyTests {
         let box = await sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let out = box.folder.appendingPathComponent("private.csv").path
-        #expect(FileManager.default.createFile(atPath: out, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: out, contents: Data("old".utf8), attributes: [.posixPermissions: 0o600]))
         #expect(await box.run("export", "observations", "--output", out).code == 0)
         let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(contents(out)?.hasPrefix("location") == true)
     }
 
-    @Test("an output that is the database or one of its files is refused, however it is spelled",
-          arguments: ["same", "dotdot", "symlink", "hardlink", "wal", "shm", "lock"])
+    @Test(
+        "an output that is the database or one of its files is refused, however it is spelled",
+        arguments: ["same", "dotdot", "symlink", "hardlink", "wal", "shm", "lock"])
     func outputIsTheDatabase(_ spelling: String) async throws {
         let box = await sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
@@ -69,7 +75,8 @@ struct LocalSafetyTests {
         var output = box.db
         switch spelling {
         case "dotdot":
-            try fm.createDirectory(atPath: box.folder.appendingPathComponent("sub").path, withIntermediateDirectories: true)
+            try fm.createDirectory(
+                atPath: box.folder.appendingPathComponent("sub").path, withIntermediateDirectories: true)
             output = box.folder.appendingPathComponent("sub/../wxdb.sqlite").path
         case "symlink":
             output = box.folder.appendingPathComponent("alias.csv").path
@@ -101,7 +108,8 @@ struct LocalSafetyTests {
         let refused = await box.run("export", "observations", "--output", tooLong)
         #expect(refused.code == 1)
         #expect(refused.stderrText.contains("at most 255"), "\(refused.stderrText)")
-        let missing = await box.run("export", "observations", "--output", box.folder.appendingPathComponent("no/such/x.csv").path)
+        let missing = await box.run(
+            "export", "observations", "--output", box.folder.appendingPathComponent("no/such/x.csv").path)
         #expect(missing.stderrText.contains("does not exist"), "\(missing.stderrText)")
     }
 
@@ -123,8 +131,9 @@ struct LocalSafetyTests {
         #expect(contents(victim) == "setting=1\n")
     }
 
-    @Test("--db that cannot be a database file gets a clear error, no crash and no hang",
-          arguments: ["folder", "fifo", "empty", "memory"])
+    @Test(
+        "--db that cannot be a database file gets a clear error, no crash and no hang",
+        arguments: ["folder", "fifo", "empty", "memory"])
     func oddDatabasePaths(_ kind: String) async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
@@ -135,7 +144,9 @@ struct LocalSafetyTests {
         case "empty": path = ""
         default: path = ":memory:"
         }
-        for command in [["doctor"], ["stats"], ["locations", "add", "A", "--lat", "1", "--lon", "2"], ["locations", "list"]] {
+        for command in [
+            ["doctor"], ["stats"], ["locations", "add", "A", "--lat", "1", "--lon", "2"], ["locations", "list"]
+        ] {
             let result = await box.run(["--db", path] + command)
             #expect(result.code == 1, "\(command): \(result.stderrText)")
             #expect(result.stderrText.hasPrefix("Error: --db "), "\(result.stderrText)")
@@ -185,7 +196,9 @@ struct LocalSafetyTests {
             switch char {
             case "\"": quoted.toggle()
             case "\\" where quoted: if let next = chars.popFirst() { current.append(next) }
-            case "$", "%": current.append(char); if chars.first == char { chars.removeFirst() }
+            case "$", "%":
+                current.append(char)
+                if chars.first == char { chars.removeFirst() }
             case " " where !quoted:
                 if !current.isEmpty { words.append(current) }
                 current = ""
@@ -196,7 +209,9 @@ struct LocalSafetyTests {
         return words
     }
 
-    @Test("schedule writes paths with % $ quotes backslashes and spaces so cron's shell and systemd read them back exactly")
+    @Test(
+        "schedule writes paths with % $ quotes backslashes and spaces so cron's shell and systemd read them back exactly"
+    )
     func scheduleEscaping() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
@@ -208,7 +223,8 @@ struct LocalSafetyTests {
         let cron = await box.run("schedule", "--cron")
         #expect(cron.code == 0)
         let line = try #require(cron.stdout.split(separator: "\n").first { !$0.hasPrefix("#") }.map(String.init))
-        #expect(!line.replacingOccurrences(of: "\\%", with: "").contains("%"), "an unescaped % ends the command in cron")
+        #expect(
+            !line.replacingOccurrences(of: "\\%", with: "").contains("%"), "an unescaped % ends the command in cron")
         #expect(line.hasSuffix("# wxdb-schedule db=" + db.replacingOccurrences(of: "%", with: "\\%")))
         // What cron runs: the line after its five time fields, with \% turned back into %, by sh.
         let command = line.split(separator: " ", maxSplits: 5)[5].replacingOccurrences(of: "\\%", with: "%")
@@ -225,10 +241,15 @@ struct LocalSafetyTests {
 
         let systemd = await box.run("schedule", "--systemd")
         let exec = try #require(systemd.stdout.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
-        #expect(Array(systemdWords(String(exec.dropFirst("ExecStart=".count))).dropFirst()) == ["--db", db, "--quiet", "ingest"])
+        #expect(
+            Array(systemdWords(String(exec.dropFirst("ExecStart=".count))).dropFirst()) == [
+                "--db", db, "--quiet", "ingest"
+            ])
     }
 
-    @Test("a path with a newline cannot inject a second cron entry: it is refused", arguments: ["--cron", "--systemd", "--launchd"])
+    @Test(
+        "a path with a newline cannot inject a second cron entry: it is refused",
+        arguments: ["--cron", "--systemd", "--launchd"])
     func scheduleNewline(_ kind: String) async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
@@ -241,10 +262,12 @@ struct LocalSafetyTests {
 
     @Test("install-schedule cron replaces only the same database's line and keeps every other line")
     func installScheduleCron() async throws {
-        guard let binary = LocalSafetyBinaryTests.binary else { return }  // built by `swift build`; nothing to run without it
+        // built by `swift build`; nothing to run without it
+        guard let binary = LocalSafetyBinaryTests.binary else { return }
         let folder = Scratch.folder("cron")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("bin"), withIntermediateDirectories: true)
         let table = folder.appendingPathComponent("crontab").path
         // A crontab that keeps its table in a file.
         let fake = folder.appendingPathComponent("bin/crontab").path
@@ -255,10 +278,12 @@ struct LocalSafetyTests {
         try (etl + "\n").write(toFile: table, atomically: true, encoding: .utf8)
         func install(_ name: String) throws {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: packageRoot.appendingPathComponent("Scripts/install-schedule").path)
+            process.executableURL = URL(
+                fileURLWithPath: packageRoot.appendingPathComponent("Scripts/install-schedule").path)
             process.arguments = ["cron", "--db", folder.appendingPathComponent(name).path, "--wxdb", binary]
             var environment = ProcessInfo.processInfo.environment
-            environment["PATH"] = folder.appendingPathComponent("bin").path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            environment["PATH"] =
+                folder.appendingPathComponent("bin").path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
             process.environment = environment
             process.standardOutput = FileHandle.nullDevice
             try process.run()
@@ -270,7 +295,9 @@ struct LocalSafetyTests {
         #expect(lines.count == 4, "\(lines)")
         #expect(lines.contains(etl))
         for name in ["projA.sqlite", "projB.sqlite", "proj 50\\%.sqlite"] {
-            #expect(lines.filter { $0.hasSuffix("# wxdb-schedule db=" + folder.appendingPathComponent(name).path) }.count == 1, "\(name): \(lines)")
+            #expect(
+                lines.filter { $0.hasSuffix("# wxdb-schedule db=" + folder.appendingPathComponent(name).path) }.count
+                    == 1, "\(name): \(lines)")
         }
     }
 
@@ -284,7 +311,8 @@ struct LocalSafetyTests {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: units, withIntermediateDirectories: true)
         let calls = folder.appendingPathComponent("systemctl-calls").path
-        try "#!/bin/sh\necho \"$*\" >> '\(calls)'\n".write(toFile: bin.appendingPathComponent("systemctl").path, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\necho \"$*\" >> '\(calls)'\n".write(
+            toFile: bin.appendingPathComponent("systemctl").path, atomically: true, encoding: .utf8)
         chmod(bin.appendingPathComponent("systemctl").path, 0o755)
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
@@ -305,17 +333,21 @@ struct LocalSafetyTests {
             return text
         }
         let script = packageRoot.appendingPathComponent("Scripts/install-schedule").path
-        let a = folder.appendingPathComponent("projA.sqlite").path, b = folder.appendingPathComponent("projB.sqlite").path
+        let a = folder.appendingPathComponent("projA.sqlite").path,
+            b = folder.appendingPathComponent("projB.sqlite").path
         // An install from before per-database names: projA's service under the shared name.
         let old = try shell([binary, "--db", a, "schedule", "--systemd"])
         let execLine = try #require(old.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
-        try "[Service]\n\(execLine)\n".write(to: units.appendingPathComponent("wxdb-ingest.service"), atomically: true, encoding: .utf8)
+        try "[Service]\n\(execLine)\n".write(
+            to: units.appendingPathComponent("wxdb-ingest.service"), atomically: true, encoding: .utf8)
         for db in [a, b] { _ = try shell([script, "systemd", "--db", db, "--wxdb", binary]) }
         _ = try shell([script, "systemd", "--wxdb", binary])  // the default database keeps the old name
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: units.path))
         #expect(files.count == 6, "\(files.sorted())")
         #expect(files.contains("wxdb-ingest.timer"))
-        let services = try files.filter { $0.hasSuffix(".service") }.map { try String(contentsOf: units.appendingPathComponent($0), encoding: .utf8) }
+        let services = try files.filter { $0.hasSuffix(".service") }.map {
+            try String(contentsOf: units.appendingPathComponent($0), encoding: .utf8)
+        }
         for db in [a, b] { #expect(services.filter { $0.contains("--db \"\(db)\"") }.count == 1, "\(db)") }
         let log = try #require(contents(calls))
         #expect(log.contains("disable --now wxdb-ingest.timer"))
@@ -337,7 +369,8 @@ struct LocalSafetyTests {
         try "time,temperature_2m\n2026-07-01T00:00Z,5\n".write(toFile: csv, atomically: true, encoding: .utf8)
         #expect(await box.run("observe", "import", csv, "--location", "Here", "--source", "station").code == 0)
         let db = try Database(path: box.db)
-        #expect(try db.scalarInt("SELECT count(*) FROM observations WHERE source = 'station' AND temperature_2m = 5") == 1)
+        #expect(
+            try db.scalarInt("SELECT count(*) FROM observations WHERE source = 'station' AND temperature_2m = 5") == 1)
     }
 
     @Test("a response's past ends at its own current time, however far ahead the fetch time is")
@@ -345,9 +378,11 @@ struct LocalSafetyTests {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let store = try Store.open(path: box.db)
-        let location = try store.addLocation(name: "C", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "UTC",
-                                             models: ["best_match"], now: 0)
-        let data = try Data(contentsOf: URL(fileURLWithPath: box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json")))
+        let location = try store.addLocation(
+            name: "C", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "UTC",
+            models: ["best_match"], now: 0)
+        let data = try Data(
+            contentsOf: URL(fileURLWithPath: box.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json")))
         let response = try ForecastDecoder.decodeSingle(data, defaultModel: "best_match", onlyModel: nil)
         let current = try #require(response.current?.time)
         let future = CivilTime.parseLabel("2099-01-01")!
@@ -380,7 +415,8 @@ struct LocalSafetyTests {
         #expect(utf16.stderrText.contains("UTF-16"), "\(utf16.stderrText)")
         #expect(!utf16.stderrText.contains("..") && !utf16.stderrText.contains("Line 1"))
         let gap = box.folder.appendingPathComponent("gap.csv").path
-        try "time,temperature_2m\n2026-03-29T01:00,1\n2026-03-29T02:00,2\n2026-03-29T03:00,3\n".write(toFile: gap, atomically: true, encoding: .utf8)
+        try "time,temperature_2m\n2026-03-29T01:00,1\n2026-03-29T02:00,2\n2026-03-29T03:00,3\n".write(
+            toFile: gap, atomically: true, encoding: .utf8)
         let result = await box.run("observe", "import", gap, "--location", "Here", "--timezone", "Europe/Berlin")
         #expect(result.code == 1)
         #expect(result.stderrText.contains("line 3: time '2026-03-29T02:00' does not exist"), "\(result.stderrText)")
@@ -398,11 +434,16 @@ struct LocalSafetyTests {
         for k in 0..<25 {
             let issued = t0 + Int64(k) * 3600
             let times = (0..<10).map { issued + Int64($0) * 3600 }
-            try history.storeRun(issuedAt: issued, fetchedAt: issued + 60, times: times,
-                                 columns: ["temperature_2m": times.map { _ in Double(k) }], recordAnalysis: false)
+            try history.storeRun(
+                issuedAt: issued, fetchedAt: issued + 60, times: times,
+                columns: ["temperature_2m": times.map { _ in Double(k) }], recordAnalysis: false)
         }
-        for hour in 0..<40 { try history.observe(source: "station", time: t0 + Int64(hour) * 3600, ["temperature_2m": 1]) }
-        try history.store.db.execute("CREATE TRIGGER fail_prune BEFORE UPDATE OF pruned_at ON forecast_runs WHEN NEW.id = 22 BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+        for hour in 0..<40 {
+            try history.observe(source: "station", time: t0 + Int64(hour) * 3600, ["temperature_2m": 1])
+        }
+        try history.store.db.execute(
+            "CREATE TRIGGER fail_prune BEFORE UPDATE OF pruned_at ON forecast_runs WHEN NEW.id = 22 BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+        )
         box.now = Date(timeIntervalSince1970: TimeInterval(GeneratedHistory.issued(9) + 86400 * 30))
         let result = await box.run(["prune", "--keep-days", "1"])
         #expect(result.code == 1)
@@ -419,14 +460,17 @@ struct LocalSafetyTests {
         Room(database: 100 << 20, wal: 0, free: 50 << 20, refused: true),
         Room(database: 100 << 20, wal: 20 << 20, free: 110 << 20, refused: true),
         Room(database: 100 << 20, wal: 0, free: 200 << 20, refused: false),
-        Room(database: 100 << 20, wal: 0, free: nil, refused: false),
+        Room(database: 100 << 20, wal: 0, free: nil, refused: false)
     ]
 
     @Test("VACUUM does not start without about the database's size free beside it", arguments: rooms)
     func vacuumNeedsRoom(_ room: Room) {
-        let refusal = PruneCommand.vacuumRefusal(databaseBytes: room.database, walBytes: room.wal, freeBytes: room.free, keepDays: 90)
+        let refusal = PruneCommand.vacuumRefusal(
+            databaseBytes: room.database, walBytes: room.wal, freeBytes: room.free, keepDays: 90)
         #expect((refusal != nil) == room.refused)
-        if let refusal { #expect(refusal.hasPrefix("Did not VACUUM: it needs about \(bytes(room.database + room.wal)) free")) }
+        if let refusal {
+            #expect(refusal.hasPrefix("Did not VACUUM: it needs about \(bytes(room.database + room.wal)) free"))
+        }
     }
 
     @Test("prune --vacuum says when a reader kept the WAL from shrinking")
@@ -485,22 +529,27 @@ struct LocalSafetyBinaryTests {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-                       stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return Outcome(
+            status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+            stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    @Test("SIGTERM and SIGINT during export --output remove the partial file and keep the old output", arguments: [SIGTERM, SIGINT])
+    @Test(
+        "SIGTERM and SIGINT during export --output remove the partial file and keep the old output",
+        arguments: [SIGTERM, SIGINT])
     func signalRemovesPartial(_ signalNumber: Int32) async throws {
         guard let binary = Self.binary else { return }
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         // Enough observations that the export is still writing when the signal comes.
         let store = try Store.open(path: box.db)
-        let location = try store.addLocation(name: "Big", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)
+        let location = try store.addLocation(
+            name: "Big", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)
         try store.db.transaction {
             for hour in 0..<50_000 {
-                try store.upsertObservation(locationID: location.id, source: "station", time: Int64(hour) * 3600,
-                                            values: Variables.hourly.indices.map { Double($0 + hour % 50) }, recordedAt: 0)
+                try store.upsertObservation(
+                    locationID: location.id, source: "station", time: Int64(hour) * 3600,
+                    values: Variables.hourly.indices.map { Double($0 + hour % 50) }, recordedAt: 0)
             }
         }
         let out = box.folder.appendingPathComponent("out.csv").path
@@ -518,7 +567,9 @@ struct LocalSafetyBinaryTests {
         var seen = false
         for _ in 0..<100_000 where process.isRunning {
             kill(pid, SIGSTOP)
-            if (try FileManager.default.contentsOfDirectory(atPath: box.folder.path)).contains(where: { $0.contains("wxdb-partial") }) {
+            if (try FileManager.default.contentsOfDirectory(atPath: box.folder.path)).contains(where: {
+                $0.contains("wxdb-partial")
+            }) {
                 seen = true
                 break
             }
@@ -531,11 +582,15 @@ struct LocalSafetyBinaryTests {
         #expect(seen)
         #expect(process.terminationReason == .uncaughtSignal)
         #expect(process.terminationStatus == signalNumber)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: box.folder.path).filter { $0.contains("wxdb-partial") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: box.folder.path).filter { $0.contains("wxdb-partial") }
+                .isEmpty)
         #expect(try String(contentsOfFile: out, encoding: .utf8) == "old\n")
     }
 
-    @Test("a read-only database (another owner, folder not writable) is read by reading commands, refused by writing ones, not called damaged")
+    @Test(
+        "a read-only database (another owner, folder not writable) is read by reading commands, refused by writing ones, not called damaged"
+    )
     func readOnlyDatabase() async throws {
         guard Self.binary != nil else { return }
         let asRoot = geteuid() == 0
@@ -561,7 +616,9 @@ struct LocalSafetyBinaryTests {
         let user = asRoot ? "65534" : nil
         var environment = box.environment
         environment["HOME"] = "/nonexistent"
-        func wxdb(_ arguments: String...) throws -> Outcome { try run(["--db", box.db] + arguments, user: user, environment: environment) }
+        func wxdb(_ arguments: String...) throws -> Outcome {
+            try run(["--db", box.db] + arguments, user: user, environment: environment)
+        }
 
         let doctor = try wxdb("doctor")
         #expect(doctor.status == 0, "\(doctor.stdout)\(doctor.stderr)")
@@ -570,13 +627,19 @@ struct LocalSafetyBinaryTests {
         for reading in [["stats"], ["locations", "list"], ["export", "observations"], ["locations", "show", "Here"]] {
             let result = try run(["--db", box.db] + reading, user: user, environment: environment)
             #expect(result.status == 0, "\(reading): \(result.stderr)")
-            #expect(result.stderr.components(separatedBy: "read-only for you").count == 2, "said once: \(result.stderr)")
+            #expect(
+                result.stderr.components(separatedBy: "read-only for you").count == 2, "said once: \(result.stderr)")
         }
         #expect(try wxdb("export", "observations").stdout.contains("2026-07-01T00:00:00Z"))
-        for writing in [["locations", "add", "B", "--lat", "1", "--lon", "1"], ["observe", "import", csv, "--location", "Here"], ["prune", "--keep-days", "1"]] {
+        for writing in [
+            ["locations", "add", "B", "--lat", "1", "--lon", "1"], ["observe", "import", csv, "--location", "Here"],
+            ["prune", "--keep-days", "1"]
+        ] {
             let result = try run(["--db", box.db] + writing, user: user, environment: environment)
             #expect(result.status == 1, "\(writing)")
-            #expect(result.stderr.hasPrefix("Error: the database \(box.db) is read-only for you"), "\(writing): \(result.stderr)")
+            #expect(
+                result.stderr.hasPrefix("Error: the database \(box.db) is read-only for you"),
+                "\(writing): \(result.stderr)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: box.db)) == before)
         #expect(!FileManager.default.fileExists(atPath: box.db + "-wal"))
@@ -591,7 +654,9 @@ struct SummaryZoneTests {
         return (try #require(try parseJSON(result.stdout)["rows"]?.arrayValue), result.stderrText)
     }
 
-    @Test("summaries keep the hours they were made over: after 'locations set --timezone' a pruned copy verifies like the unpruned one")
+    @Test(
+        "summaries keep the hours they were made over: after 'locations set --timezone' a pruned copy verifies like the unpruned one"
+    )
     func zoneChangeAfterPrune() async throws {
         let pruned = Sandbox(), unpruned = Sandbox()
         defer {
@@ -607,8 +672,11 @@ struct SummaryZoneTests {
         }
         // Four whole Berlin days, written as instants: the days the summaries were made over.
         let start = GeneratedHistory.issued(2) + 86400
-        let first = try #require(ZoneTime.span(ofDate: ZoneTime.date(of: start, timezone: "Europe/Berlin"), timezone: "Europe/Berlin"))
-        let last = try #require(ZoneTime.span(ofDate: ZoneTime.date(of: start + 3 * 86400, timezone: "Europe/Berlin"), timezone: "Europe/Berlin"))
+        let first = try #require(
+            ZoneTime.span(ofDate: ZoneTime.date(of: start, timezone: "Europe/Berlin"), timezone: "Europe/Berlin"))
+        let last = try #require(
+            ZoneTime.span(
+                ofDate: ZoneTime.date(of: start + 3 * 86400, timezone: "Europe/Berlin"), timezone: "Europe/Berlin"))
         let range = ["--from", CivilTime.isoUTC(first.start), "--to", CivilTime.isoUTC(last.end - 1)]
         for extra in [[], range] {
             let a = try await verify(pruned, extra), b = try await verify(unpruned, extra)
@@ -620,8 +688,10 @@ struct SummaryZoneTests {
             #expect(!a.stderr.contains("left out"))
         }
         // New York dates cut the Berlin days at their ends: those are left out, and verify says so.
-        let dates = ["--from", ZoneTime.date(of: start + 86400, timezone: "America/New_York"),
-                     "--to", ZoneTime.date(of: start + 2 * 86400, timezone: "America/New_York")]
+        let dates = [
+            "--from", ZoneTime.date(of: start + 86400, timezone: "America/New_York"),
+            "--to", ZoneTime.date(of: start + 2 * 86400, timezone: "America/New_York")
+        ]
         let cut = try await verify(pruned, dates)
         #expect(cut.stderr.contains("left out"), "\(cut.stderr)")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxCore
+
 @testable import WxCLI
 
 /// Times typed without an offset are read in the location's zone with the offset in force then,
@@ -20,13 +21,21 @@ struct LocalTimeTests {
 
     static let cases: [Case] = [
         // 01:30 is still CET (+1): the clocks go forward at 02:00 local.
-        Case(zone: "Europe/Berlin", from: "2026-03-29T01:30", to: "2026-03-29T03:00", first: "2026-03-29T01:00:00Z", last: "2026-03-29T01:00:00Z", hours: 1),
+        Case(
+            zone: "Europe/Berlin", from: "2026-03-29T01:30", to: "2026-03-29T03:00", first: "2026-03-29T01:00:00Z",
+            last: "2026-03-29T01:00:00Z", hours: 1),
         // 04:00 on the day the clocks went forward at 02:00 is EDT (−4).
-        Case(zone: "America/New_York", from: "2026-03-08T04:00", to: "2026-03-08T06:00", first: "2026-03-08T08:00:00Z", last: "2026-03-08T10:00:00Z", hours: 3),
+        Case(
+            zone: "America/New_York", from: "2026-03-08T04:00", to: "2026-03-08T06:00", first: "2026-03-08T08:00:00Z",
+            last: "2026-03-08T10:00:00Z", hours: 3),
         // Chile's summer time ends at midnight: 2026-04-05 starts at 00:00 −04, i.e. 04:00Z, and has 24 hours.
-        Case(zone: "America/Santiago", from: "2026-04-05", to: "2026-04-05", first: "2026-04-05T04:00:00Z", last: "2026-04-06T03:00:00Z", hours: 24),
+        Case(
+            zone: "America/Santiago", from: "2026-04-05", to: "2026-04-05", first: "2026-04-05T04:00:00Z",
+            last: "2026-04-06T03:00:00Z", hours: 24),
         // Berlin's autumn day has 25 hours.
-        Case(zone: "Europe/Berlin", from: "2026-10-25", to: "2026-10-25", first: "2026-10-24T22:00:00Z", last: "2026-10-25T22:00:00Z", hours: 25),
+        Case(
+            zone: "Europe/Berlin", from: "2026-10-25", to: "2026-10-25", first: "2026-10-24T22:00:00Z",
+            last: "2026-10-25T22:00:00Z", hours: 25)
     ]
 
     @Test("export observations --from/--to select the hours a person in that zone means", arguments: cases)
@@ -49,7 +58,9 @@ struct LocalTimeTests {
         let lines = result.stdout.split(separator: "\r\n").map(String.init)
         let header = try #require(lines.first).split(separator: ",").map(String.init)
         let timeColumn = try #require(header.firstIndex(of: "time"))
-        let times = lines.dropFirst().map { String($0.split(separator: ",", omittingEmptySubsequences: false)[timeColumn]) }
+        let times = lines.dropFirst().map {
+            String($0.split(separator: ",", omittingEmptySubsequences: false)[timeColumn])
+        }
         #expect(times.first == c.first)
         #expect(times.last == c.last)
         #expect(times.count == c.hours)

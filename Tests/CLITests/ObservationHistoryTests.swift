@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WxCLI
 
 /// Observations are history a user cannot fetch again: a partial CSV adds to them, an older
@@ -10,7 +11,9 @@ struct ObservationHistoryTests {
     func column(_ box: Sandbox, _ name: String, source: String) async throws -> [String: String] {
         let result = await box.run("export", "observations", "--location", "Here", "--source", source)
         #expect(result.code == 0, "\(result.stderrText)")
-        let lines = result.stdout.split(separator: "\r\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let lines = result.stdout.split(separator: "\r\n").map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
         let header = try #require(lines.first)
         let time = try #require(header.firstIndex(of: "time")), value = try #require(header.firstIndex(of: name))
         return Dictionary(lines.dropFirst().map { ($0[time], $0[value]) }, uniquingKeysWith: { a, _ in a })
@@ -27,7 +30,8 @@ struct ObservationHistoryTests {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", "UTC").code == 0)
-        let temperatures = try write(box, "t.csv", "time,temperature_2m\n2026-11-01T00:00Z,4.5\n2026-11-01T01:00Z,4.1\n")
+        let temperatures = try write(
+            box, "t.csv", "time,temperature_2m\n2026-11-01T00:00Z,4.5\n2026-11-01T01:00Z,4.1\n")
         let rain = try write(box, "p.csv", "time,precipitation\n2026-11-01T00:00Z,0.3\n2026-11-01T01:00Z,0\n")
         #expect(await box.run("observe", "import", temperatures, "--location", "Here").code == 0)
         #expect(await box.run("observe", "import", rain, "--location", "Here").code == 0)
@@ -42,7 +46,10 @@ struct ObservationHistoryTests {
         let box = Sandbox()
         box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        #expect(await box.run("locations", "add", "Here", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen").code == 0)
+        #expect(
+            await box.run(
+                "locations", "add", "Here", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen"
+            ).code == 0)
         let fixture = box.fixture(RepeatedContentTests.fixture)
         let older = try String(contentsOfFile: fixture, encoding: .utf8)
             .replacingOccurrences(of: #""temperature_2m":[18.7,"#, with: #""temperature_2m":[9.5,"#)

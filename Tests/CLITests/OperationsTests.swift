@@ -3,6 +3,7 @@ import Testing
 import WxCore
 import WxSQLite
 import WxStore
+
 @testable import WxCLI
 
 @Suite("Running it for real: prune, stats, doctor, schedule, overlap")
@@ -21,7 +22,9 @@ struct OperationsTests {
         }
     }
 
-    @Test("prune then verify gives the n, bias, MAE, RMSE and correlation verify gave before", arguments: [[], ["--by", "day"], ["--units", "imperial"], ["--by", "model"]])
+    @Test(
+        "prune then verify gives the n, bias, MAE, RMSE and correlation verify gave before",
+        arguments: [[], ["--by", "day"], ["--units", "imperial"], ["--by", "model"]])
     func pruneKeepsVerification(_ extra: [String]) async throws {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
@@ -52,10 +55,12 @@ struct OperationsTests {
     func prunePrecipitation() async throws {
         let box = Sandbox()
         try QueryPrecipitationTests.build(box)
-        let before = await box.run("query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
+        let before = await box.run(
+            "query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
         box.now = Date(timeIntervalSince1970: TimeInterval(QueryPrecipitationTests.T + 86400 * 10))
         #expect(await box.run("prune", "--keep-days", "1").code == 0)
-        let after = await box.run("query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
+        let after = await box.run(
+            "query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
         #expect(after.code == 0)
         for key in ["a", "b", "c", "d", "pod", "far", "csi", "ets", "n", "bias"] {
             let b = try parseJSON(before.stdout)["rows"]?.arrayValue?.first?[key]
@@ -123,7 +128,9 @@ struct OperationsTests {
         #expect((location["gap_hours"]?.numberValue ?? 0) >= 18)
     }
 
-    @Test("schedule prints the absolute binary, the database and a fixed minute that is not :00", arguments: ["--cron", "--systemd", "--launchd"])
+    @Test(
+        "schedule prints the absolute binary, the database and a fixed minute that is not :00",
+        arguments: ["--cron", "--systemd", "--launchd"])
     func schedule(_ kind: String) async throws {
         let box = Sandbox()
         box.environment["WXDB_DB"] = box.folder.appendingPathComponent("my data/wxdb.sqlite").path
@@ -194,7 +201,8 @@ struct PruneRangeTests {
         }
         #expect(!after.stderrText.contains("left out"))
         // A range in UTC hours cuts the first and last local day.
-        let cut = await box.run("query", "verify", "--location", "Testville", "--from", from + "T06:00Z", "--to", to + "T06:00Z")
+        let cut = await box.run(
+            "query", "verify", "--location", "Testville", "--from", from + "T06:00Z", "--to", to + "T06:00Z")
         #expect(cut.code == 0)
         #expect(cut.stderrText.contains("were left out"))
     }

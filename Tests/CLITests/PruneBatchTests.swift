@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WxCLI
 
 /// Prune folds pairs into per-day, per-lead-bucket summaries. Runs 6 h apart share many of those
@@ -20,8 +21,9 @@ struct PruneBatchTests {
         }
     }
 
-    @Test("two prune runs over neighbouring runs give the n, bias, MAE, RMSE, error SD and correlation of before",
-          arguments: [[], ["--by", "day"], ["--units", "imperial"]])
+    @Test(
+        "two prune runs over neighbouring runs give the n, bias, MAE, RMSE, error SD and correlation of before",
+        arguments: [[], ["--by", "day"], ["--units", "imperial"]])
     func twoPrunes(_ extra: [String]) async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
@@ -46,7 +48,9 @@ struct PruneBatchTests {
         }
     }
 
-    @Test("two prune runs over runs an hour apart keep the contingency table and the Brier score", arguments: ["precipitation", "precipitation_probability"])
+    @Test(
+        "two prune runs over runs an hour apart keep the contingency table and the Brier score",
+        arguments: ["precipitation", "precipitation_probability"])
     func twoPrunesPrecipitation(_ variable: String) async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
@@ -56,15 +60,18 @@ struct PruneBatchTests {
         for (k, amounts) in [[0, 0.5, 0.2, 0, 0.05, 1.0], [0.3, 0.1, 0, 0.4, 0, 0.2]].enumerated() {
             let issued = t + Int64(k) * 3600
             let times = (0..<6).map { issued + Int64($0) * 3600 }
-            try history.storeRun(issuedAt: issued, fetchedAt: issued + 600, times: times, columns: [
-                "precipitation": amounts, "precipitation_probability": amounts.map { min(100, $0 * 150) },
-            ], recordAnalysis: false)
+            try history.storeRun(
+                issuedAt: issued, fetchedAt: issued + 600, times: times,
+                columns: [
+                    "precipitation": amounts, "precipitation_probability": amounts.map { min(100, $0 * 150) }
+                ], recordAnalysis: false)
         }
         // The latest run keeps its rows whatever its age; this one (hours no observation covers, so no
         // pairs) is it, and the two above are what the two prunes remove.
         let latest = (0..<6).map { t + 3 * 86400 + Int64($0) * 3600 }
-        try history.storeRun(issuedAt: t + 2 * 3600, fetchedAt: t + 2 * 3600 + 600, times: latest,
-                             columns: ["precipitation": latest.map { _ in 0 }], recordAnalysis: false)
+        try history.storeRun(
+            issuedAt: t + 2 * 3600, fetchedAt: t + 2 * 3600 + 600, times: latest,
+            columns: ["precipitation": latest.map { _ in 0 }], recordAnalysis: false)
         for (hour, observed) in [0, 0.3, 0, 0.2, 0, 0.1, 0.5].enumerated() {
             try history.observe(source: "station", time: t + Int64(hour) * 3600, ["precipitation": observed])
         }
@@ -77,8 +84,10 @@ struct PruneBatchTests {
         }
         let after = try #require(try parseJSON(await box.run(args).stdout)["rows"]?.arrayValue?.first)
         for key in ["n", "a", "b", "c", "d", "brier", "base_rate", "bias"] {
-            #expect(before[key]?.numberValue.map { ($0 * 1e9).rounded() } == after[key]?.numberValue.map { ($0 * 1e9).rounded() },
-                    "\(key): \(String(describing: before[key])) then \(String(describing: after[key]))")
+            #expect(
+                before[key]?.numberValue.map { ($0 * 1e9).rounded() }
+                    == after[key]?.numberValue.map { ($0 * 1e9).rounded() },
+                "\(key): \(String(describing: before[key])) then \(String(describing: after[key]))")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxCore
+
 @testable import WxCLI
 
 /// Pruned runs survive as whole local days, so a --from/--to that cuts a day cannot use it: that
@@ -21,14 +22,16 @@ struct PrunedRangeTests {
         // One end cut at local noon, the other a whole date.
         let from = cutEnd == "from" ? fromDate + "T12:00" : fromDate
         let to = cutEnd == "to" ? toDate + "T12:00" : toDate
-        let result = await box.run("query", "verify", "--location", "Testville", "--format", "json", "--from", from, "--to", to)
+        let result = await box.run(
+            "query", "verify", "--location", "Testville", "--format", "json", "--from", from, "--to", to)
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(result.stderrText.contains("1 day(s) of pruned runs"), "\(result.stderrText)")
         let rows = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue)
         #expect(!rows.isEmpty)
         let lower = ZoneTime.instant(ofWall: try #require(CivilTime.parse(from)).wallSeconds, timezone: "Europe/Berlin")
-        let upper = ZoneTime.instant(ofWall: try #require(CivilTime.parse(to)).wallSeconds + (cutEnd == "to" ? 0 : 86400 - 3600),
-                                     timezone: "Europe/Berlin")
+        let upper = ZoneTime.instant(
+            ofWall: try #require(CivilTime.parse(to)).wallSeconds + (cutEnd == "to" ? 0 : 86400 - 3600),
+            timezone: "Europe/Berlin")
         for row in rows {
             let first = try #require(row["first_valid_time"]?.stringValue.flatMap(CivilTime.parse))
             let last = try #require(row["last_valid_time"]?.stringValue.flatMap(CivilTime.parse))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxCore
+
 @testable import WxCLI
 @testable import WxStore
 
@@ -37,13 +38,15 @@ struct GeneratedHistory {
         let history = try HistoryBuilder(db: sandbox.db, name: "Testville", timezone: "Europe/Berlin")
         for k in 0..<runCount {
             let times = times(k)
-            try history.storeRun(issuedAt: issued(k), fetchedAt: issued(k) + 2 * hour + 1234, times: times,
-                                 columns: ["temperature_2m": times.map { forecast(k, $0) }])
+            try history.storeRun(
+                issuedAt: issued(k), fetchedAt: issued(k) + 2 * hour + 1234, times: times,
+                columns: ["temperature_2m": times.map { forecast(k, $0) }])
             if k == 3 {
                 // The same content again (the store compares with the model's latest run): a fetch,
                 // not a run, and no extra pairs.
-                let outcome = try history.storeRun(issuedAt: issued(3), fetchedAt: issued(3) + 5 * hour, times: times,
-                                                   columns: ["temperature_2m": times.map { forecast(3, $0) }])
+                let outcome = try history.storeRun(
+                    issuedAt: issued(3), fetchedAt: issued(3) + 5 * hour, times: times,
+                    columns: ["temperature_2m": times.map { forecast(3, $0) }])
                 #expect(outcome.kind == .repeated)
             }
         }
@@ -58,7 +61,13 @@ struct GeneratedHistory {
     }
 
     /// Per-bucket sums computed straight from the generator, not through the store or the scorer.
-    struct Expected { var n = 0; var sumErr = 0.0; var sumAbs = 0.0; var sumSq = 0.0; var sumRefSq = 0.0 }
+    struct Expected {
+        var n = 0
+        var sumErr = 0.0
+        var sumAbs = 0.0
+        var sumSq = 0.0
+        var sumRefSq = 0.0
+    }
     static func expected() -> [Int: Expected] {
         let edges = [0, 6, 12, 24, 48, 72, 96, 120, 144, 168, 192, 216, 240, 264, 288, 312, 336, 360, 384]
         var buckets: [Int: Expected] = [:]
@@ -103,7 +112,8 @@ struct QueryVerifyAcceptanceTests {
             #expect(near(row["bias"]?.numberValue, want.sumErr / n), "bias in bucket \(from)")
             #expect(near(row["mae"]?.numberValue, want.sumAbs / n), "MAE in bucket \(from)")
             #expect(near(row["rmse"]?.numberValue, (want.sumSq / n).squareRoot()), "RMSE in bucket \(from)")
-            #expect(near(row["persistence_skill"]?.numberValue, 1 - want.sumSq / want.sumRefSq), "skill in bucket \(from)")
+            #expect(
+                near(row["persistence_skill"]?.numberValue, 1 - want.sumSq / want.sumRefSq), "skill in bucket \(from)")
             #expect(row["persistence_n"]?.numberValue == n)
         }
         // Buckets: [0,6) holds 6 leads of 10 runs; each whole day 24 leads of 10 runs.
@@ -115,8 +125,11 @@ struct QueryVerifyAcceptanceTests {
     func imperialBias() async throws {
         let sandbox = Sandbox()
         _ = try GeneratedHistory.build(sandbox)
-        let metric = try parseJSON(await sandbox.run("query", "verify", "--location", "Testville", "--format", "json").stdout)
-        let imperial = try parseJSON(await sandbox.run("query", "verify", "--location", "Testville", "--format", "json", "--units", "imperial").stdout)
+        let metric = try parseJSON(
+            await sandbox.run("query", "verify", "--location", "Testville", "--format", "json").stdout)
+        let imperial = try parseJSON(
+            await sandbox.run("query", "verify", "--location", "Testville", "--format", "json", "--units", "imperial")
+                .stdout)
         let m = try #require(metric["rows"]?.arrayValue?.first)
         let i = try #require(imperial["rows"]?.arrayValue?.first)
         #expect(near(i["bias"]?.numberValue, try #require(m["bias"]?.numberValue) * 1.8))
@@ -141,16 +154,21 @@ struct QueryVerifyAcceptanceTests {
     func grouping() async throws {
         let sandbox = Sandbox()
         _ = try GeneratedHistory.build(sandbox)
-        let byDay = try parseJSON(await sandbox.run("query", "verify", "--location", "Testville", "--by", "day", "--format", "json").stdout)
+        let byDay = try parseJSON(
+            await sandbox.run("query", "verify", "--location", "Testville", "--by", "day", "--format", "json").stdout)
         let dayRows = try #require(byDay["rows"]?.arrayValue)
         #expect(dayRows.count == 16)
         #expect(dayRows.first?["lead_to_h"]?.numberValue == 24)
         #expect(dayRows.first?["n"]?.numberValue == 240)
-        let byModel = try parseJSON(await sandbox.run("query", "verify", "--location", "Testville", "--by", "model", "--format", "json").stdout)
+        let byModel = try parseJSON(
+            await sandbox.run("query", "verify", "--location", "Testville", "--by", "model", "--format", "json").stdout)
         #expect(byModel["rows"]?.arrayValue?.allSatisfy { $0["model"]?.stringValue == "best_match" } == true)
         // One valid hour: every run forecasts it once (t0 + 60 h: leads 60, 54, ..., 6).
         let at = CivilTime.isoUTC(GeneratedHistory.t0 + 60 * 3600)
-        let one = try parseJSON(await sandbox.run("query", "verify", "--location", "Testville", "--from", at, "--to", at, "--format", "json").stdout)
+        let one = try parseJSON(
+            await sandbox.run(
+                "query", "verify", "--location", "Testville", "--from", at, "--to", at, "--format", "json"
+            ).stdout)
         let total = one["rows"]?.arrayValue?.compactMap { $0["n"]?.numberValue }.reduce(0, +)
         #expect(total == 10)
     }
@@ -164,7 +182,8 @@ struct QueryVerifyAcceptanceTests {
         let location = try store.requireLocation(named: "Testville")
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
         values[0] = 1
-        try store.upsertObservation(locationID: location.id, source: "aaa", time: GeneratedHistory.issued(1), values: values, recordedAt: 0)
+        try store.upsertObservation(
+            locationID: location.id, source: "aaa", time: GeneratedHistory.issued(1), values: values, recordedAt: 0)
         let verify = await box.run("query", "verify", "--location", "Testville", "--format", "json")
         #expect(try parseJSON(verify.stdout)["source"]?.stringValue == "station")
         let pairs = await box.run("export", "pairs", "--location", "Testville")
@@ -194,10 +213,12 @@ struct QueryPrecipitationTests {
     static func build(_ sandbox: Sandbox) throws {
         let history = try HistoryBuilder(db: sandbox.db, name: "Rainy")
         let times = (0..<6).map { T + Int64($0) * 3600 }
-        try history.storeRun(issuedAt: T, fetchedAt: T + 600, times: times, columns: [
-            "precipitation": [0, 0.5, 0.2, 0, 0.05, 1.0],
-            "precipitation_probability": [10, 80, 60, 20, 0, 90],
-        ], recordAnalysis: false)
+        try history.storeRun(
+            issuedAt: T, fetchedAt: T + 600, times: times,
+            columns: [
+                "precipitation": [0, 0.5, 0.2, 0, 0.05, 1.0],
+                "precipitation_probability": [10, 80, 60, 20, 0, 90]
+            ], recordAnalysis: false)
         for (t, observed) in zip(times, [0, 0.3, 0, 0.2, 0, 0.1]) {
             try history.observe(source: "station", time: t, ["precipitation": observed])
         }
@@ -207,11 +228,14 @@ struct QueryPrecipitationTests {
     func contingency() async throws {
         let sandbox = Sandbox()
         try Self.build(sandbox)
-        let result = await sandbox.run("query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
+        let result = await sandbox.run(
+            "query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
         let row = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue?.first)
         #expect(row["lead_from_h"]?.numberValue == 0 && row["lead_to_h"]?.numberValue == 6)
-        #expect(row["a"]?.numberValue == 2 && row["b"]?.numberValue == 1 && row["c"]?.numberValue == 1 && row["d"]?.numberValue == 2)
+        #expect(
+            row["a"]?.numberValue == 2 && row["b"]?.numberValue == 1 && row["c"]?.numberValue == 1
+                && row["d"]?.numberValue == 2)
         #expect(near(row["pod"]?.numberValue, 2.0 / 3))
         #expect(near(row["far"]?.numberValue, 1.0 / 3))
         #expect(near(row["csi"]?.numberValue, 0.5))
@@ -223,16 +247,21 @@ struct QueryPrecipitationTests {
         let sandbox = Sandbox()
         try Self.build(sandbox)
         // forecast ≥ 0.25: hours 1, 5; observed ≥ 0.25: hour 1 → a = 1, b = 1, c = 0, d = 4
-        let result = await sandbox.run("query", "verify", "--location", "Rainy", "--var", "precipitation", "--threshold", "0.25", "--format", "json")
+        let result = await sandbox.run(
+            "query", "verify", "--location", "Rainy", "--var", "precipitation", "--threshold", "0.25", "--format",
+            "json")
         let row = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue?.first)
-        #expect(row["a"]?.numberValue == 1 && row["b"]?.numberValue == 1 && row["c"]?.numberValue == 0 && row["d"]?.numberValue == 4)
+        #expect(
+            row["a"]?.numberValue == 1 && row["b"]?.numberValue == 1 && row["c"]?.numberValue == 0
+                && row["d"]?.numberValue == 4)
     }
 
     @Test("Brier score of precipitation_probability against observed precipitation")
     func brier() async throws {
         let sandbox = Sandbox()
         try Self.build(sandbox)
-        let result = await sandbox.run("query", "verify", "--location", "Rainy", "--var", "precipitation_probability", "--format", "json")
+        let result = await sandbox.run(
+            "query", "verify", "--location", "Rainy", "--var", "precipitation_probability", "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
         let row = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue?.first)
         #expect(row["n"]?.numberValue == 6)
@@ -266,7 +295,8 @@ struct QueryOtherCommandsTests {
         let sandbox = Sandbox()
         _ = try GeneratedHistory.build(sandbox)
         let at = GeneratedHistory.t0 + 30 * 3600
-        let result = await sandbox.run("query", "forecast", "--location", "Testville", "--at", CivilTime.isoUTC(at), "--format", "json")
+        let result = await sandbox.run(
+            "query", "forecast", "--location", "Testville", "--at", CivilTime.isoUTC(at), "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
         let json = try parseJSON(result.stdout)
         let runs = try #require(json["runs"]?.arrayValue)
@@ -278,7 +308,10 @@ struct QueryOtherCommandsTests {
             if k == 0 {
                 #expect(run["change"]?.isNull == true)
             } else {
-                #expect(near(run["change"]?.numberValue, GeneratedHistory.forecast(k, at) - GeneratedHistory.forecast(k - 1, at), 1e-9))
+                #expect(
+                    near(
+                        run["change"]?.numberValue,
+                        GeneratedHistory.forecast(k, at) - GeneratedHistory.forecast(k - 1, at), 1e-9))
             }
         }
         #expect(json["observed"]?["source"]?.stringValue == "station")
@@ -294,11 +327,15 @@ struct QueryOtherCommandsTests {
         let sandbox = Sandbox()
         let history = try HistoryBuilder(db: sandbox.db, name: "Windy")
         let t: Int64 = 1_780_000_000 / 3600 * 3600
-        try history.storeRun(issuedAt: t, fetchedAt: t, times: [t + 3600],
-                             columns: ["weather_code": [61], "wind_direction_10m": [270]], recordAnalysis: false)
-        let codes = await sandbox.run("query", "forecast", "--location", "Windy", "--at", CivilTime.isoUTC(t + 3600), "--var", "weather_code")
+        try history.storeRun(
+            issuedAt: t, fetchedAt: t, times: [t + 3600],
+            columns: ["weather_code": [61], "wind_direction_10m": [270]], recordAnalysis: false)
+        let codes = await sandbox.run(
+            "query", "forecast", "--location", "Windy", "--at", CivilTime.isoUTC(t + 3600), "--var", "weather_code")
         #expect(codes.stdout.contains("61 Slight rain"))
-        let wind = await sandbox.run("query", "forecast", "--location", "Windy", "--at", CivilTime.isoUTC(t + 3600), "--var", "wind_direction_10m")
+        let wind = await sandbox.run(
+            "query", "forecast", "--location", "Windy", "--at", CivilTime.isoUTC(t + 3600), "--var",
+            "wind_direction_10m")
         #expect(wind.stdout.contains("270 W"))
         #expect(wind.stdout.contains("Observed: none stored for this hour."))
     }
@@ -307,7 +344,8 @@ struct QueryOtherCommandsTests {
     func trend() async throws {
         let sandbox = Sandbox()
         _ = try GeneratedHistory.build(sandbox)
-        let result = await sandbox.run("query", "trend", "--location", "Testville", "--var", "temperature_2m", "--lead", "24", "--format", "json")
+        let result = await sandbox.run(
+            "query", "trend", "--location", "Testville", "--var", "temperature_2m", "--lead", "24", "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
         let json = try parseJSON(result.stdout)
         #expect(json["model"]?.stringValue == "best_match")
@@ -336,7 +374,8 @@ struct QueryOtherCommandsTests {
         #expect(rows[3]["lead_hours"]?.numberValue == 24)
         #expect(rows[6]["lead_hours"]?.numberValue == 27)
 
-        let table = await sandbox.run("query", "trend", "--location", "Testville", "--var", "temperature_2m", "--lead", "24", "--every", "day")
+        let table = await sandbox.run(
+            "query", "trend", "--location", "Testville", "--var", "temperature_2m", "--lead", "24", "--every", "day")
         #expect(table.code == 0)
         #expect(table.stdout.hasPrefix("best_match forecasts issued 24 h ahead ran"))
     }
@@ -347,7 +386,8 @@ struct QueryOtherCommandsTests {
         let history = try HistoryBuilder(db: box.db, name: "Odd")
         let t: Int64 = 1_780_000_000 / 3600 * 3600
         try history.storeRun(issuedAt: t, fetchedAt: t, times: [t + 3600], columns: ["weather_code": [1e300]])
-        let result = await box.run("query", "forecast", "--location", "Odd", "--var", "weather_code", "--at", CivilTime.isoUTC(t + 3600))
+        let result = await box.run(
+            "query", "forecast", "--location", "Odd", "--var", "weather_code", "--at", CivilTime.isoUTC(t + 3600))
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(!result.stdout.contains("Code "))
     }
@@ -364,7 +404,12 @@ struct QueryErrorTests {
         #expect(result.stdout.isEmpty)
     }
 
-    @Test("unknown location", arguments: [["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"], ["forecast", "--at", "2026-01-01T00:00Z"]])
+    @Test(
+        "unknown location",
+        arguments: [
+            ["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"],
+            ["forecast", "--at", "2026-01-01T00:00Z"]
+        ])
     func unknownLocation(_ args: [String]) async throws {
         let sandbox = Sandbox()
         _ = try HistoryBuilder(db: sandbox.db, name: "Berlin")
@@ -373,7 +418,9 @@ struct QueryErrorTests {
         #expect(result.stderrText.contains("no location named \"Nowhere\""))
     }
 
-    @Test("a location without runs", arguments: [["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"]])
+    @Test(
+        "a location without runs",
+        arguments: [["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"]])
     func noRuns(_ args: [String]) async throws {
         let sandbox = Sandbox()
         _ = try HistoryBuilder(db: sandbox.db, name: "Berlin")
@@ -387,10 +434,12 @@ struct QueryErrorTests {
         let sandbox = Sandbox()
         let history = try HistoryBuilder(db: sandbox.db, name: "Berlin")
         let t: Int64 = 1_780_000_000 / 3600 * 3600
-        try history.storeRun(issuedAt: t, fetchedAt: t, times: [t, t + 3600], columns: ["temperature_2m": [1, 2]], recordAnalysis: false)
+        try history.storeRun(
+            issuedAt: t, fetchedAt: t, times: [t, t + 3600], columns: ["temperature_2m": [1, 2]], recordAnalysis: false)
         let none = await sandbox.run("query", "verify", "--location", "Berlin")
         #expect(none.code == 1)
-        #expect(none.stderrText.contains("no observations stored for Berlin; run 'wxdb observe backfill --location Berlin"))
+        #expect(
+            none.stderrText.contains("no observations stored for Berlin; run 'wxdb observe backfill --location Berlin"))
 
         try history.observe(source: "station", time: t - 7200, ["temperature_2m": 3])
         let era5 = await sandbox.run("query", "verify", "--location", "Berlin", "--source", "era5")
@@ -399,10 +448,12 @@ struct QueryErrorTests {
 
         let apart = await sandbox.run("query", "verify", "--location", "Berlin")
         #expect(apart.code == 1)
-        #expect(apart.stderrText.contains("no temperature_2m forecast for Berlin has an observation from source station"))
+        #expect(
+            apart.stderrText.contains("no temperature_2m forecast for Berlin has an observation from source station"))
         #expect(apart.stdout.isEmpty)
 
-        let trend = await sandbox.run("query", "trend", "--location", "Berlin", "--var", "temperature_2m", "--lead", "1")
+        let trend = await sandbox.run(
+            "query", "trend", "--location", "Berlin", "--var", "temperature_2m", "--lead", "1")
         #expect(trend.code == 1)
         #expect(trend.stderrText.contains("has an observation"))
     }
@@ -413,7 +464,9 @@ struct QueryErrorTests {
         _ = try GeneratedHistory.build(sandbox)
         let result = await sandbox.run("query", "forecast", "--location", "Testville", "--at", "2001-01-01T00:00Z")
         #expect(result.code == 1)
-        #expect(result.stderrText.contains("no stored run forecasts Testville at 2001-01-01T00:00:00Z (stored forecasts cover"))
+        #expect(
+            result.stderrText.contains(
+                "no stored run forecasts Testville at 2001-01-01T00:00:00Z (stored forecasts cover"))
     }
 
     @Test("usage mistakes exit 64")

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import WxCore
 import WxStore
+
+@testable import WxCore
 
 /// Builds forecast histories straight through the store API, for the `wxdb query` tests.
 struct HistoryBuilder {
@@ -10,8 +11,9 @@ struct HistoryBuilder {
 
     init(db: String, name: String = "Testville", timezone: String = "UTC", models: [String] = ["best_match"]) throws {
         store = try Store.open(path: db)
-        location = try store.addLocation(name: name, latitude: 52.5, longitude: 13.4, elevation: 40,
-                                         timezone: timezone, models: models, now: 0)
+        location = try store.addLocation(
+            name: name, latitude: 52.5, longitude: 13.4, elevation: 40,
+            timezone: timezone, models: models, now: 0)
     }
 
     /// A response with one model and the given hourly columns (by variable name).
@@ -21,17 +23,23 @@ struct HistoryBuilder {
         for (name, values) in columns {
             forecast.hourly[Variables.hourlyIndex(of: name)!] = values
         }
-        return ForecastResponse(latitude: 52.5, longitude: 13.4, elevation: 40, utcOffsetSeconds: 0, timezone: "GMT",
-                                locationID: nil, current: nil, models: [forecast])
+        return ForecastResponse(
+            latitude: 52.5, longitude: 13.4, elevation: 40, utcOffsetSeconds: 0, timezone: "GMT",
+            locationID: nil, current: nil, models: [forecast])
     }
 
     /// Stores one run issued (model run time) at `issuedAt`, fetched at `fetchedAt`.
     @discardableResult
-    func storeRun(model: String = "best_match", issuedAt: Int64, fetchedAt: Int64, times: [Int64],
-                  columns: [String: [Double?]], recordAnalysis: Bool = true) throws -> StoreOutcome {
+    func storeRun(
+        model: String = "best_match", issuedAt: Int64, fetchedAt: Int64, times: [Int64],
+        columns: [String: [Double?]], recordAnalysis: Bool = true
+    ) throws -> StoreOutcome {
         let response = Self.response(model: model, times: times, columns: columns)
-        return try store.store(response, for: location, fetch: FetchRecord(
-            fetchedAt: fetchedAt, origin: .fetch, issuedAt: [model: issuedAt], recordAnalysis: recordAnalysis)).first!
+        return try store.store(
+            response, for: location,
+            fetch: FetchRecord(
+                fetchedAt: fetchedAt, origin: .fetch, issuedAt: [model: issuedAt], recordAnalysis: recordAnalysis)
+        ).first!
     }
 
     /// Stores one observation hour with values for the named variables.

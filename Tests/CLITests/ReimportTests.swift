@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxCore
 import WxSQLite
+
 @testable import WxCLI
 
 /// Issue 10 point 3: content already stored is recognised whatever path stored it.
@@ -15,19 +16,23 @@ struct ReimportTests {
     /// A sandbox with one location and hourly station temperatures over the test's days.
     func setUp() async throws -> Sandbox {
         let box = Sandbox()
-        #expect(await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
-        let csv = try box.write("station.csv", stationCSV(from: Self.day0 - 86400, hours: 24 * 8) { 11 + Double(($0 / 3600) % 5) / 10 })
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let csv = try box.write(
+            "station.csv", stationCSV(from: Self.day0 - 86400, hours: 24 * 8) { 11 + Double(($0 / 3600) % 5) / 10 })
         #expect(await box.run("observe", "import", csv, "--location", "Here", "--source", "station").code == 0)
         return box
     }
 
-    func importFile(_ box: Sandbox, _ name: String, _ response: TestResponse, at time: Int64) async throws -> RunResult {
+    func importFile(_ box: Sandbox, _ name: String, _ response: TestResponse, at time: Int64) async throws -> RunResult
+    {
         let path = try box.write(name, response.json())
         return await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(time))
     }
 
     func verify(_ box: Sandbox, _ extra: String...) async -> String {
-        let result = await box.run(["query", "verify", "--location", "Here", "--source", "station", "--format", "json"] + extra)
+        let result = await box.run(
+            ["query", "verify", "--location", "Here", "--source", "station", "--format", "json"] + extra)
         #expect(result.code == 0, "\(result.stderrText)")
         return result.stdout
     }
@@ -44,9 +49,12 @@ struct ReimportTests {
         let orig = TestResponse(start: d, hours: 72, temperature: Self.runA)
         #expect(try await importFile(box, "orig.json", orig, at: d + 18 * 3600).stderrText.contains("1 new run(s)"))
         let moved = TestResponse(start: d + 86400, hours: 72, temperature: Self.runA)
-        #expect(try await importFile(box, "moved.json", moved, at: d + 86400 + 1800).stderrText.contains("0 new run(s)"))
+        #expect(
+            try await importFile(box, "moved.json", moved, at: d + 86400 + 1800).stderrText.contains("0 new run(s)"))
         let newer = TestResponse(start: d + 86400, hours: 72, temperature: Self.runB)
-        #expect(try await importFile(box, "newer.json", newer, at: d + 86400 + 6 * 3600).stderrText.contains("1 new run(s)"))
+        #expect(
+            try await importFile(box, "newer.json", newer, at: d + 86400 + 6 * 3600).stderrText.contains("1 new run(s)")
+        )
         let before = await verify(box)
         let again = try await importFile(box, "orig-again.json", orig, at: d + 86400 + 8 * 3600)
         #expect(again.code == 0)
@@ -76,7 +84,8 @@ struct ReimportTests {
         #expect(await verify(box) == before)
     }
 
-    @Test("the same model run under another UTC offset (DST, a new time zone) is one run", arguments: [3600, -3600, 7200])
+    @Test(
+        "the same model run under another UTC offset (DST, a new time zone) is one run", arguments: [3600, -3600, 7200])
     func anotherOffset(_ offset: Int) async throws {
         let box = try await setUp()
         defer { box.remove() }
@@ -105,10 +114,15 @@ struct ReimportTests {
         // Three model runs, each seen at its first fetch and again after the window moved at midnight.
         var archive: [(String, TestResponse, Int64)] = []
         for k in 0..<3 {
-            let values: @Sendable (Int64) -> Double = { t in 9 + Double(k) + Double((t / 3600 + Int64(k) * 5) % 11) / 10 }
+            let values: @Sendable (Int64) -> Double = { t in 9 + Double(k) + Double((t / 3600 + Int64(k) * 5) % 11) / 10
+            }
             let start = d + Int64(k) * 86400
             archive.append(("run\(k)-a.json", TestResponse(start: start, hours: 96, temperature: values), start + 3600))
-            archive.append(("run\(k)-b.json", TestResponse(start: start + 86400, hours: 96, temperature: values), start + 86400 + 1800))
+            archive.append(
+                (
+                    "run\(k)-b.json", TestResponse(start: start + 86400, hours: 96, temperature: values),
+                    start + 86400 + 1800
+                ))
         }
         archive.sort { $0.2 < $1.2 }
         for (name, response, time) in archive { #expect(try await importFile(box, name, response, at: time).code == 0) }

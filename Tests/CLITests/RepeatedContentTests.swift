@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WxCLI
 
 /// When is a fetched response "the same forecast again"? Only when every hourly and daily value
@@ -25,23 +26,30 @@ struct RepeatedContentTests {
         let box = Sandbox()
         box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        #expect(await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen").code == 0)
+        #expect(
+            await box.run(
+                "locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen"
+            ).code == 0)
         let original = try String(contentsOfFile: box.fixture(Self.fixture), encoding: .utf8)
         // A later forecast that changed its mind about the first day's maximum only.
-        let changed = original.replacingOccurrences(of: #""temperature_2m_max":[21.3,"#, with: #""temperature_2m_max":[25.3,"#)
+        let changed = original.replacingOccurrences(
+            of: #""temperature_2m_max":[21.3,"#, with: #""temperature_2m_max":[25.3,"#)
         #expect(changed != original)
         let changedPath = box.folder.appendingPathComponent("changed.json").path
         try changed.write(toFile: changedPath, atomically: false, encoding: .utf8)
 
-        let first = await box.run("import", box.fixture(Self.fixture), "--location", "Copenhagen", "--fetched-at", "2026-07-26T21:00Z")
+        let first = await box.run(
+            "import", box.fixture(Self.fixture), "--location", "Copenhagen", "--fetched-at", "2026-07-26T21:00Z")
         #expect(first.code == 0, "\(first.stderrText)")
-        let second = await box.run("import", changedPath, "--location", "Copenhagen", "--fetched-at", "2026-07-26T22:00Z")
+        let second = await box.run(
+            "import", changedPath, "--location", "Copenhagen", "--fetched-at", "2026-07-26T22:00Z")
         #expect(second.code == 0, "\(second.stderrText)")
         #expect(second.stderrText.contains("1 new run(s)"), "\(second.stderrText)")
         #expect(try await dailyMaxima(box, date: "2026-07-26").sorted() == ["21.3", "25.3"])
 
         // The very same content again is repeated, and adds no days.
-        let third = await box.run("import", changedPath, "--location", "Copenhagen", "--fetched-at", "2026-07-26T23:00Z")
+        let third = await box.run(
+            "import", changedPath, "--location", "Copenhagen", "--fetched-at", "2026-07-26T23:00Z")
         #expect(third.stderrText.contains("0 new run(s)"), "\(third.stderrText)")
         #expect(try await dailyMaxima(box, date: "2026-07-26").count == 2)
     }
@@ -63,10 +71,15 @@ struct RepeatedIssueTimeTests {
         let box = Sandbox()
         box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        #expect(await box.run("locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen").code == 0)
+        #expect(
+            await box.run(
+                "locations", "add", "Copenhagen", "--lat", "55.68", "--lon", "12.57", "--timezone", "Europe/Copenhagen"
+            ).code == 0)
         let file = box.fixture(RepeatedContentTests.fixture)
-        for (fetchedAt, expected) in [("2026-07-26T21:00Z", "2026-07-26T21:00:00Z"), ("2026-07-26T23:00Z", "2026-07-26T21:00:00Z"),
-                                      ("2026-07-26T20:00Z", "2026-07-26T20:00:00Z")] {
+        for (fetchedAt, expected) in [
+            ("2026-07-26T21:00Z", "2026-07-26T21:00:00Z"), ("2026-07-26T23:00Z", "2026-07-26T21:00:00Z"),
+            ("2026-07-26T20:00Z", "2026-07-26T20:00:00Z")
+        ] {
             let imported = await box.run("import", file, "--location", "Copenhagen", "--fetched-at", fetchedAt)
             #expect(imported.code == 0, "\(imported.stderrText)")
             let run = try await run(box)

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import WxCLI
 
 /// The `verif` tool (PyPI `verif`), when installed (.ci/run installs it).
@@ -14,13 +15,15 @@ let verifExecutable: String? = {
 
 @Suite("Interoperability with verif")
 struct VerifInteropTests {
-    @Test("verif reads the verif export, and its MAE per lead time agrees with wxdb's pairs",
-          .enabled(if: verifExecutable != nil, "verif is not installed (pip install verif)"))
+    @Test(
+        "verif reads the verif export, and its MAE per lead time agrees with wxdb's pairs",
+        .enabled(if: verifExecutable != nil, "verif is not installed (pip install verif)"))
     func verifAgrees() async throws {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
         let file = box.folder.appendingPathComponent("testville verif.txt").path
-        let exported = await box.run("export", "pairs", "--location", "Testville", "--format", "verif", "--output", file)
+        let exported = await box.run(
+            "export", "pairs", "--location", "Testville", "--format", "verif", "--output", file)
         #expect(exported.code == 0, "\(exported.stderrText)")
 
         // MAE per lead from wxdb's own CSV pairs.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxCore
 import WxSQLite
+
 @testable import WxCLI
 
 /// Issue 10 point 7: inputs that are wrong but look fine.
@@ -9,7 +10,9 @@ import WxSQLite
 struct WrongInputTests {
     func berlin() async throws -> Sandbox {
         let box = Sandbox()
-        #expect(await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "UTC").code == 0)
+        #expect(
+            await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "UTC").code
+                == 0)
         return box
     }
 
@@ -32,8 +35,13 @@ struct WrongInputTests {
         #expect(try counts(box.db) == before)
         // A grid point 20 km off (a coarse model's cell) is the same place.
         let near = TestResponse(latitude: 52.7, longitude: 13.41, start: d, hours: 24) { _ in 5 }
-        #expect(await box.run("import", try box.write("near.json", near.json()), "--location", "Berlin", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
-        let forced = await box.run("import", path, "--location", "Berlin", "--fetched-at", CivilTime.isoUTC(d + 3600), "--force")
+        #expect(
+            await box.run(
+                "import", try box.write("near.json", near.json()), "--location", "Berlin", "--fetched-at",
+                CivilTime.isoUTC(d)
+            ).code == 0)
+        let forced = await box.run(
+            "import", path, "--location", "Berlin", "--fetched-at", CivilTime.isoUTC(d + 3600), "--force")
         #expect(forced.code == 0, "\(forced.stderrText)")
     }
 
@@ -54,7 +62,8 @@ struct WrongInputTests {
         let list = await box.run("locations", "list", "--format", "json")
         #expect(!list.stdout.contains("2030"))
         // A clock a minute behind the machine that saved the file is fine.
-        #expect(await box.run("import", path, "--location", "Berlin", "--fetched-at", CivilTime.isoUTC(now + 60)).code == 0)
+        #expect(
+            await box.run("import", path, "--location", "Berlin", "--fetched-at", CivilTime.isoUTC(now + 60)).code == 0)
     }
 }
 
@@ -66,17 +75,23 @@ struct BackfillNowTests {
         defer { replay.box.remove() }
         await replay.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--timezone", "UTC")
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        let result = await replay.run("observe", "backfill", "--location", "Berlin", "--from", CivilTime.dateString(unix: now - 5 * 86400),
-                                      "--to", CivilTime.dateString(unix: now + 5 * 86400))
+        let result = await replay.run(
+            "observe", "backfill", "--location", "Berlin", "--from", CivilTime.dateString(unix: now - 5 * 86400),
+            "--to", CivilTime.dateString(unix: now + 5 * 86400))
         #expect(result.code == 0, "\(result.stderrText)")
         let lastHour = now - now % 3600
         #expect(try replay.scalar("SELECT max(time) FROM observations WHERE source = 'era5'") == lastHour)
         // Five whole past days and today's hours up to the last complete one.
-        #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == 5 * 24 + (lastHour - (now - now % 86400)) / 3600 + 1)
-        #expect(result.stderrText.contains("stopped at \(CivilTime.isoUTC(lastHour)), the last complete hour"), "\(result.stderrText)")
+        #expect(
+            try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == 5 * 24
+                + (lastHour - (now - now % 86400)) / 3600 + 1)
+        #expect(
+            result.stderrText.contains("stopped at \(CivilTime.isoUTC(lastHour)), the last complete hour"),
+            "\(result.stderrText)")
         #expect(!replay.server.requests.contains { $0.contains("end_date=" + CivilTime.dateString(unix: now + 86400)) })
-        let future = await replay.run("observe", "backfill", "--location", "Berlin", "--from", CivilTime.dateString(unix: now + 86400),
-                                      "--to", CivilTime.dateString(unix: now + 5 * 86400))
+        let future = await replay.run(
+            "observe", "backfill", "--location", "Berlin", "--from", CivilTime.dateString(unix: now + 86400),
+            "--to", CivilTime.dateString(unix: now + 5 * 86400))
         #expect(future.code == 1)
         #expect(future.stderrText.contains("is in the future"), "\(future.stderrText)")
     }

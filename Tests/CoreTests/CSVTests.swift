@@ -5,9 +5,9 @@ import Testing
 @testable import WxCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A unique temporary path; the caller removes it.
@@ -43,10 +43,14 @@ struct CSVWriterTests {
             ("crlf\r\n", "\"crlf\r\n\""),
             ("Zürich °C", "Zürich °C"),
             ("with space", "with space"),
-            ("'quoted'", "'quoted'"),
+            ("'quoted'", "'quoted'")
         ])
     func quoting(input: String, expected: String) throws {
-        let output = try render { $0.text(input); $0.text("x"); $0.endRow() }
+        let output = try render {
+            $0.text(input)
+            $0.text("x")
+            $0.endRow()
+        }
         #expect(output == expected + ",x\r\n")
     }
 
@@ -62,10 +66,14 @@ struct CSVWriterTests {
             ("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""),
             ("=a,b", "\"'=a,b\""),
             ("a=b", "a=b"),
-            ("x-1", "x-1"),
+            ("x-1", "x-1")
         ])
     func neutralisation(input: String, expected: String) throws {
-        #expect(try render { $0.text(input); $0.endRow() } == expected + "\r\n")
+        #expect(
+            try render {
+                $0.text(input)
+                $0.endRow()
+            } == expected + "\r\n")
     }
 
     @Test("text(utf8:) writes the same as text(_:)")
@@ -107,16 +115,25 @@ struct CSVWriterTests {
             (nil, ""),
             (.nan, ""),
             (.infinity, ""),
-            (-.infinity, ""),
+            (-.infinity, "")
         ])
     func numbers(value: Double?, expected: String) throws {
-        let output = try render { $0.number(value); $0.text("end"); $0.endRow() }
+        let output = try render {
+            $0.number(value)
+            $0.text("end")
+            $0.endRow()
+        }
         #expect(output == expected + ",end\r\n")
     }
 
-    @Test("printed numbers read back as the same Double", arguments: [18.3, 0.1, 1e-5, 2.5e-9, .greatestFiniteMagnitude, .leastNonzeroMagnitude, -273.15])
+    @Test(
+        "printed numbers read back as the same Double",
+        arguments: [18.3, 0.1, 1e-5, 2.5e-9, .greatestFiniteMagnitude, .leastNonzeroMagnitude, -273.15])
     func numberRoundTrip(value: Double) throws {
-        let output = try render(bufferCapacity: 4096) { $0.number(value); $0.endRow() }
+        let output = try render(bufferCapacity: 4096) {
+            $0.number(value)
+            $0.endRow()
+        }
         #expect(output.hasSuffix("\r\n"))
         #expect(Double(output.dropLast()) == value)  // "\r\n" is one Character
         #expect(!output.contains("e"))
@@ -127,10 +144,14 @@ struct CSVWriterTests {
         arguments: [
             (Int64(0) as Int64?, "0"), (7, "7"), (-42, "-42"), (1_000_000, "1000000"),
             (.max, "9223372036854775807"), (.min, "-9223372036854775808"),
-            (nil, "\"\""),  // a row of one empty cell is written as "" so that it is not a blank line
+            (nil, "\"\"")  // a row of one empty cell is written as "" so that it is not a blank line
         ])
     func integers(value: Int64?, expected: String) throws {
-        #expect(try render { $0.integer(value); $0.endRow() } == expected + "\r\n")
+        #expect(
+            try render {
+                $0.integer(value)
+                $0.endRow()
+            } == expected + "\r\n")
     }
 
     @Test(
@@ -143,11 +164,15 @@ struct CSVWriterTests {
             (1_709_251_199, "2024-02-29T23:59:59Z"),
             (4_102_444_800, "2100-01-01T00:00:00Z"),
             (-62_135_596_800, "0001-01-01T00:00:00Z"),
-            (253_402_300_799, "9999-12-31T23:59:59Z"),
+            (253_402_300_799, "9999-12-31T23:59:59Z")
         ])
     func isoTimes(unix: Int64, expected: String) throws {
         #expect(UTCTime.format(unix) == expected)
-        #expect(try render { $0.isoUTC(unix); $0.endRow() } == expected + "\r\n")
+        #expect(
+            try render {
+                $0.isoUTC(unix)
+                $0.endRow()
+            } == expected + "\r\n")
     }
 
     @Test("UTCTime agrees with Foundation, and days(fromCivil:) inverts civil(fromDays:)")
@@ -169,9 +194,15 @@ struct CSVWriterTests {
     func rows() throws {
         let output = try render { writer in
             writer.header(["a", "b", "c"])
-            writer.integer(1); writer.empty(); writer.number(nil); writer.endRow()
-            writer.empty(); writer.endRow()
-            writer.text(""); writer.text(""); writer.endRow()
+            writer.integer(1)
+            writer.empty()
+            writer.number(nil)
+            writer.endRow()
+            writer.empty()
+            writer.endRow()
+            writer.text("")
+            writer.text("")
+            writer.endRow()
         }
         #expect(output == "a,b,c\r\n1,,\r\n\"\"\r\n,\r\n")
     }
@@ -186,20 +217,20 @@ struct CSVWriterTests {
     }
 
     #if os(Linux)
-    @Test("a full disk (/dev/full) fails with ENOSPC once the buffer spills")
-    func diskFull() throws {
-        let fd = open("/dev/full", O_WRONLY)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        let writer = CSVWriter(fileDescriptor: fd, bufferCapacity: 64)
-        for i in 0..<100 {  // well past one buffer: the error is recorded mid-stream, not thrown
-            writer.integer(Int64(i))
-            writer.endRow()
+        @Test("a full disk (/dev/full) fails with ENOSPC once the buffer spills")
+        func diskFull() throws {
+            let fd = open("/dev/full", O_WRONLY)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let writer = CSVWriter(fileDescriptor: fd, bufferCapacity: 64)
+            for i in 0..<100 {  // well past one buffer: the error is recorded mid-stream, not thrown
+                writer.integer(Int64(i))
+                writer.endRow()
+            }
+            #expect(writer.writeError == CSVWriteError(code: ENOSPC))
+            let error = #expect(throws: CSVWriteError.self) { try writer.flush() }
+            #expect(error?.description.contains("Free some disk space") == true)
         }
-        #expect(writer.writeError == CSVWriteError(code: ENOSPC))
-        let error = #expect(throws: CSVWriteError.self) { try writer.flush() }
-        #expect(error?.description.contains("Free some disk space") == true)
-    }
     #endif
 }
 
@@ -207,7 +238,7 @@ struct CSVWriterTests {
 struct CSVRoundTripTests {
     /// Awkward text cells, cycled through the rows.
     static let texts = [
-        "Berlin", "São Paulo", "a,b", "say \"hi\"", "two\nlines", "crlf\r\nend", "=SUM(A1)", "-minus", "", "東京",
+        "Berlin", "São Paulo", "a,b", "say \"hi\"", "two\nlines", "crlf\r\nend", "=SUM(A1)", "-minus", "", "東京"
     ]
 
     /// The rows the writer was asked for, as a reader should see them.
@@ -249,14 +280,15 @@ struct CSVRoundTripTests {
 
         // Python's csv module is the reference reader most users will point at an export.
         let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":")
-        guard let python = searchPath.map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile(atPath:))
+        guard
+            let python = searchPath.map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile(atPath:))
         else { return }  // no Python on this machine: CSVReader's check above still stands
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [
             "-c",
             "import csv, json, sys\nwith open(sys.argv[1], newline='', encoding='utf-8') as f: json.dump(list(csv.reader(f)), sys.stdout)",
-            path,
+            path
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -278,7 +310,8 @@ struct CSVReaderTests {
 
     @Test("records carry the line they start on, counting line breaks inside quotes")
     func lineNumbers() throws {
-        let records = try read("time,note\r\n2026-11-30T12:00Z,\"two\nlines\"\r\n2026-11-30T13:00Z,plain\r\n\r\nlast,\"a\r\nb\r\nc\"")
+        let records = try read(
+            "time,note\r\n2026-11-30T12:00Z,\"two\nlines\"\r\n2026-11-30T13:00Z,plain\r\n\r\nlast,\"a\r\nb\r\nc\"")
         #expect(records.map(\.line) == [1, 2, 4, 6])
         #expect(records[1].fields == ["2026-11-30T12:00Z", "two\nlines"])
         #expect(records[3].fields == ["last", "a\r\nb\r\nc"])
@@ -294,7 +327,7 @@ struct CSVReaderTests {
             ("a,,\n,b,\n", [["a", "", ""], ["", "b", ""]]),
             ("\"\"\n\"a\"\"b\",\"c,d\"\n", [[""], ["a\"b", "c,d"]]),
             ("\n\na\n\n", [["a"]]),
-            ("", []),
+            ("", [])
         ])
     func shapes(text: String, expected: [[String]]) throws {
         #expect(try read(text).map(\.fields) == expected)
@@ -313,7 +346,7 @@ struct CSVReaderTests {
             ("time,t\n1,2\n3,\"open\n4,5\n", CSVError.unterminatedQuote(line: 3, field: 2)),
             ("time,t\n1,2\n3,4\"5\n", .strayQuote(line: 3, field: 2)),
             ("time,t\n\"a\nb\"x,1\n", .strayQuote(line: 3, field: 1)),
-            ("time,t\n1, \"2\"\n", .strayQuote(line: 2, field: 2)),
+            ("time,t\n1, \"2\"\n", .strayQuote(line: 2, field: 2))
         ])
     func errors(text: String, expected: CSVError) {
         #expect(throws: expected) { try read(text) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WxCore
 
 /// The fixtures folder at the package root.
@@ -19,7 +20,8 @@ struct DecoderTests {
         #expect(response.utcOffsetSeconds == -18000)
         let run = try #require(response.models.first)
         #expect(run.hourlyTimes.count == 192)
-        let index = try #require(run.hourlyTimes.firstIndex(of: Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)))
+        let index = try #require(
+            run.hourlyTimes.firstIndex(of: Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)))
         #expect(index == 4 * 24 + 2)  // the file starts 2026-03-04T00:00 local
         // Steps are uniform in UTC across the DST change: no gap, no repeat.
         #expect(zip(run.hourlyTimes, run.hourlyTimes.dropFirst()).allSatisfy { $1 - $0 == 3600 })
@@ -59,7 +61,8 @@ struct DecoderTests {
     @Test("nulls stay nil: the last ICON day")
     func trailingNulls() throws {
         let response = try ForecastDecoder.decodeSingle(
-            try fixture("forecast-current-daily-icon_seamless-trailing-nulls-maryland.json"), defaultModel: "icon_seamless")
+            try fixture("forecast-current-daily-icon_seamless-trailing-nulls-maryland.json"),
+            defaultModel: "icon_seamless")
         let run = try #require(response.models.first)
         #expect(run.daily[1]?.last == .some(nil))
         #expect(run.daily[1]?.first != .some(nil))
@@ -67,8 +70,10 @@ struct DecoderTests {
 
     @Test("unixtime and iso8601 encodings of the same data decode to the same instants")
     func unixtimeMatchesISO() throws {
-        let iso = try ForecastDecoder.decodeMany(try fixture("SYNTHETIC-servertest-multi-location-iso8601.json"), defaultModel: "m")
-        let unix = try ForecastDecoder.decodeMany(try fixture("SYNTHETIC-servertest-multi-location-unixtime.json"), defaultModel: "m")
+        let iso = try ForecastDecoder.decodeMany(
+            try fixture("SYNTHETIC-servertest-multi-location-iso8601.json"), defaultModel: "m")
+        let unix = try ForecastDecoder.decodeMany(
+            try fixture("SYNTHETIC-servertest-multi-location-unixtime.json"), defaultModel: "m")
         #expect(iso.count == 2)
         #expect(iso.map(\.locationID) == [nil, 1])
         for (a, b) in zip(iso, unix) {
@@ -78,16 +83,43 @@ struct DecoderTests {
     }
 
     static let badBodies: [(String, String, String)] = [
-        ("truncated", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1."#, "not valid JSON"),
-        ("api error", #"{"error":true,"reason":"Cannot initialize WeatherVariable from invalid String value tempeture_2m"}"#, "tempeture_2m"),
-        ("unequal", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1,2,3]}}"#, "temperature_2m has 3 values"),
-        ("string value", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"precipitation":["wet"]}}"#, "precipitation[0] is a string"),
-        ("bad label", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":["2026-02-30T00:00"],"temperature_2m":[1]}}"#, "\"2026-02-30T00:00\""),
+        (
+            "truncated",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1."#,
+            "not valid JSON"
+        ),
+        (
+            "api error",
+            #"{"error":true,"reason":"Cannot initialize WeatherVariable from invalid String value tempeture_2m"}"#,
+            "tempeture_2m"
+        ),
+        (
+            "unequal",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0,3600],"temperature_2m":[1,2,3]}}"#,
+            "temperature_2m has 3 values"
+        ),
+        (
+            "string value",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"precipitation":["wet"]}}"#,
+            "precipitation[0] is a string"
+        ),
+        (
+            "bad label",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":["2026-02-30T00:00"],"temperature_2m":[1]}}"#,
+            "\"2026-02-30T00:00\""
+        ),
         ("empty", "", "empty"),
         ("duplicate key", #"{"latitude":1,"latitude":2}"#, "duplicate key"),
         ("trailing garbage", #"{"latitude":1}Unexpected error while streaming data"#, "after the JSON document"),
-        ("no variables", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"timezone":"GMT"}"#, "no hourly or daily"),
-        ("imperial unknown unit", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly_units":{"temperature_2m":"K"},"hourly":{"time":[0],"temperature_2m":[1]}}"#, "unit \"K\""),
+        (
+            "no variables", #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"timezone":"GMT"}"#,
+            "no hourly or daily"
+        ),
+        (
+            "imperial unknown unit",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly_units":{"temperature_2m":"K"},"hourly":{"time":[0],"temperature_2m":[1]}}"#,
+            "unit \"K\""
+        )
     ]
 
     @Test("bad input is refused with a message that names the problem", arguments: badBodies)
@@ -102,19 +134,25 @@ struct DecoderTests {
 
     @Test("a half-hour offset shifts labels by the offset")
     func halfHourOffset() throws {
-        let response = try ForecastDecoder.decodeSingle(try fixture("forecast-hourly-halfhour-offset-adelaide.json"), defaultModel: "best_match")
+        let response = try ForecastDecoder.decodeSingle(
+            try fixture("forecast-hourly-halfhour-offset-adelaide.json"), defaultModel: "best_match")
         let first = try #require(response.models.first?.hourlyTimes.first)
         // 2026-07-16T00:00 at +09:30 is 2026-07-15T14:30Z.
         #expect(first == Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 14 * 3600 + 1800))
     }
 
-    @Test("a finite value that overflows in the unit conversion is refused, not stored as infinity",
-          arguments: [("°F", "1.7976931348623157e308"), ("°F", "-1.7e308"), ("m/s", "1e308"), ("kn", "1.7e308"), ("inch", "1e307")])
+    @Test(
+        "a finite value that overflows in the unit conversion is refused, not stored as infinity",
+        arguments: [
+            ("°F", "1.7976931348623157e308"), ("°F", "-1.7e308"), ("m/s", "1e308"), ("kn", "1.7e308"), ("inch", "1e307")
+        ])
     func conversionOverflowRefused(_ unit: String, _ value: String) throws {
         let variable = unit == "°F" ? "temperature_2m" : unit == "inch" ? "precipitation" : "wind_speed_10m"
-        let hourly = #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly_units":{"\#(variable)":"\#(unit)"},"hourly":{"time":[0],"\#(variable)":[\#(value)]}}"#
+        let hourly =
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly_units":{"\#(variable)":"\#(unit)"},"hourly":{"time":[0],"\#(variable)":[\#(value)]}}"#
         #expect(throws: DecodeError.self) { try ForecastDecoder.decodeSingle(Array(hourly.utf8), defaultModel: "m") }
-        let current = #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"current_units":{"\#(variable)":"\#(unit)"},"current":{"time":0,"\#(variable)":\#(value)},"hourly":{"time":[0],"\#(variable)":[1]}}"#
+        let current =
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"current_units":{"\#(variable)":"\#(unit)"},"current":{"time":0,"\#(variable)":\#(value)},"hourly":{"time":[0],"\#(variable)":[1]}}"#
         #expect(throws: DecodeError.self) { try ForecastDecoder.decodeSingle(Array(current.utf8), defaultModel: "m") }
     }
 
@@ -123,8 +161,9 @@ struct DecoderTests {
         let huge = String(repeating: "x", count: 200_000)
         let bodies = [
             #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":["# + "\"\(huge)\"" + #"]}}"#,
-            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"temperature_2m":["# + "\"\(huge)\"" + #"]}}"#,
-            #"{"error":true,"reason":"# + "\"\(huge)\"" + "}",
+            #"{"latitude":1,"longitude":2,"utc_offset_seconds":0,"hourly":{"time":[0],"temperature_2m":["#
+                + "\"\(huge)\"" + #"]}}"#,
+            #"{"error":true,"reason":"# + "\"\(huge)\"" + "}"
         ]
         for body in bodies {
             do {
@@ -151,7 +190,12 @@ struct JSONParserTests {
         #expect(try JSONParser.parse(Array(#""a\"b\\c\u00e9\ud83d\ude00 °""#.utf8)) == .string("a\"b\\cé😀 °"))
     }
 
-    @Test("rejects invalid documents", arguments: ["[1,]", "{\"a\":}", "01", "nul", "\"\u{01}\"", "[", String(repeating: "[", count: 100) + String(repeating: "]", count: 100)])
+    @Test(
+        "rejects invalid documents",
+        arguments: [
+            "[1,]", "{\"a\":}", "01", "nul", "\"\u{01}\"", "[",
+            String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        ])
     func invalid(_ text: String) {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(Array(text.utf8)) }
     }
@@ -170,11 +214,13 @@ struct JSONParserTests {
 
 @Suite("Civil time")
 struct CivilTimeTests {
-    @Test("parse", arguments: [
-        ("2026-11-30T12:00Z", Int64(1_796_040_000), 0 as Int?),
-        ("2026-11-30T13:00+01:00", Int64(1_796_043_600), 3600),
-        ("2026-11-30", Int64(1_795_996_800), nil),
-    ])
+    @Test(
+        "parse",
+        arguments: [
+            ("2026-11-30T12:00Z", Int64(1_796_040_000), 0 as Int?),
+            ("2026-11-30T13:00+01:00", Int64(1_796_043_600), 3600),
+            ("2026-11-30", Int64(1_795_996_800), nil)
+        ])
     func parse(_ text: String, _ wall: Int64, _ offset: Int?) throws {
         let parsed = try #require(CivilTime.parse(text))
         #expect(parsed.wallSeconds == wall)

@@ -14,7 +14,8 @@ struct HTTPClientTests {
         let body = try Support.fixture("forecast-current-hourly-daily-iso8601-copenhagen.json")
         server.registerForecast(latitude: 55.6761, longitude: 12.5683, body: body)
 
-        let (result, attempts) = await Support.fetch(Support.client(), Support.url(server, "/v1/forecast?latitude=55.68&longitude=12.57"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(), Support.url(server, "/v1/forecast?latitude=55.68&longitude=12.57"))
         let response = try #require(result.success)
         #expect(response.status == 200)
         #expect(response.body == body)
@@ -33,7 +34,10 @@ struct HTTPClientTests {
         server.registerForecast(latitude: 55.6761, longitude: 12.5683, body: body)
 
         // First a registered body, then two synthesized ones, then the registered one again.
-        let url = Support.url(server, "/v1/forecast?latitude=55.6761,52.52,48.85,55.6761&longitude=12.5683,13.41,2.35,12.5683&hourly=temperature_2m")
+        let url = Support.url(
+            server,
+            "/v1/forecast?latitude=55.6761,52.52,48.85,55.6761&longitude=12.5683,13.41,2.35,12.5683&hourly=temperature_2m"
+        )
         let response = try #require(await Support.fetch(Support.client(), url).0.success)
         let array = try #require(try Support.json(response.body) as? [[String: Any]])
         #expect(array.count == 4)
@@ -50,7 +54,9 @@ struct HTTPClientTests {
         defer { server.stop() }
         server.enqueue(.status(500, reason: nil), times: 2)
 
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 4), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 4),
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
         #expect(result.success?.status == 200)
         #expect(attempts.map(\.status) == [500, 500, 200])
         #expect(attempts[0].error == .http(status: 500, reason: "Something went wrong."))
@@ -66,7 +72,8 @@ struct HTTPClientTests {
         let reason = "Cannot initialize TemperatureUnit from invalid String value x for key temperature_unit"
         server.enqueue(.status(400, reason: reason))
 
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 4), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 4), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         let error = try #require(result.failure)
         #expect(error == .http(status: 400, reason: reason))
         #expect(!error.isRetryable)
@@ -79,7 +86,9 @@ struct HTTPClientTests {
     func syntheticBadVariable() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        let result = await Support.fetch(Support.client(), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=lksdfj")).0
+        let result = await Support.fetch(
+            Support.client(), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=lksdfj")
+        ).0
         guard case .http(400, let reason)? = result.failure else {
             Issue.record("expected HTTP 400, got \(String(describing: result))")
             return
@@ -94,7 +103,8 @@ struct HTTPClientTests {
         // Retry-After: 0, so the storm is retried at once (a plain minutely 429 waits for the next minute).
         server.enqueue(.tooManyRequests(reason: ReplayServer.minutelyLimitReason, retryAfter: "0"), times: 10)
 
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.failure == .rateLimited(reason: ReplayServer.minutelyLimitReason))
         #expect(attempts.count == 3)
         #expect(server.requests.count == 3)
@@ -108,7 +118,8 @@ struct HTTPClientTests {
         server.enqueue(.delay(seconds: 600), times: 2)
 
         let start = Date()
-        let (result, attempts) = await Support.fetch(Support.client(timeout: 1, attempts: 2), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(timeout: 1, attempts: 2), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         let elapsed = Date().timeIntervalSince(start)
         #expect(result.failure == .timedOut(seconds: 1))
         #expect(attempts.count == 2)
@@ -127,7 +138,9 @@ struct HTTPClientTests {
 
         let start = Date()
         // 7 days × 3 variables is ~10 kB: at 20 B/s the whole body would take ~500 s.
-        let (result, attempts) = await Support.fetch(Support.client(timeout: 1, attempts: 1), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m,precipitation,weather_code"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(timeout: 1, attempts: 1),
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m,precipitation,weather_code"))
         let elapsed = Date().timeIntervalSince(start)
         #expect(result.failure == .timedOut(seconds: 1))
         #expect(attempts.count == 1)
@@ -141,7 +154,10 @@ struct HTTPClientTests {
         let server = try Support.server()
         defer { server.stop() }
         server.enqueue(.trickle(bytesPerSecond: 50_000))
-        let result = await Support.fetch(Support.client(timeout: 3, attempts: 1), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m")).0
+        let result = await Support.fetch(
+            Support.client(timeout: 3, attempts: 1),
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m")
+        ).0
         #expect(result.success?.status == 200)
     }
 
@@ -169,7 +185,8 @@ struct HTTPClientTests {
         defer { server.stop() }
         server.enqueue(.reset)
 
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.success?.status == 200)
         #expect(attempts.count == 2)
         guard case .transport? = attempts.first?.error else {
@@ -185,7 +202,8 @@ struct HTTPClientTests {
         defer { server.stop() }
         server.enqueue(.redirect(to: "https://customer-api.open-meteo.com/v1/forecast?latitude=1&apikey=SECRET123"))
 
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.failure == .redirected("https://customer-api.open-meteo.com/v1/forecast?latitude=1"))
         #expect(attempts.count == 1)
         #expect(attempts.first?.status == 302)
@@ -193,15 +211,19 @@ struct HTTPClientTests {
         #expect(result.failure?.description.contains("SECRET123") == false)
     }
 
-    @Test("unusable 2xx bodies are invalidBody", arguments: [
-        ReplayServer.Fault.wrongContentType, .emptyBody, .notJSON,
-    ])
+    @Test(
+        "unusable 2xx bodies are invalidBody",
+        arguments: [
+            ReplayServer.Fault.wrongContentType, .emptyBody, .notJSON
+        ])
     func invalidBodies(fault: ReplayServer.Fault) async throws {
         let server = try Support.server()
         defer { server.stop() }
         server.enqueue(fault)
 
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 1), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 1),
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
         guard case .invalidBody(let message)? = result.failure else {
             Issue.record("expected invalidBody for \(fault), got \(String(describing: result))")
             return
@@ -215,7 +237,9 @@ struct HTTPClientTests {
         let server = try Support.server()
         defer { server.stop() }
         server.enqueue(.notJSON)
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 2), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 2),
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
         #expect(result.success != nil)
         #expect(attempts.count == 2)
     }
@@ -225,7 +249,9 @@ struct HTTPClientTests {
         let server = try Support.server()
         defer { server.stop() }
         server.enqueue(.status(503, reason: nil), times: 100)
-        let client = HTTPClient(timeout: 2, retry: RetryPolicy(attempts: 50, baseDelay: 0.2, maxDelay: 0.2, maxTotal: 0.6, jitter: 0), userAgent: "t")
+        let client = HTTPClient(
+            timeout: 2, retry: RetryPolicy(attempts: 50, baseDelay: 0.2, maxDelay: 0.2, maxTotal: 0.6, jitter: 0),
+            userAgent: "t")
 
         let (result, attempts) = await Support.fetch(client, Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.failure == .http(status: 503, reason: "The service is overloaded"))
@@ -259,7 +285,10 @@ struct HTTPClientTests {
         let error = try #require(result.failure)
         #expect(!error.description.contains("SECRET123"))
         #expect(!"\(error)".contains("SECRET123"))
-        #expect(attempts.allSatisfy { !$0.url.contains("SECRET123") && !"\(String(describing: $0.error))".contains("SECRET123") })
+        #expect(
+            attempts.allSatisfy {
+                !$0.url.contains("SECRET123") && !"\(String(describing: $0.error))".contains("SECRET123")
+            })
         #expect(attempts.first?.url == server.baseURL + "/v1/forecast?latitude=1&longitude=2")
 
         // Timeouts and transport errors are built without the URL too.
@@ -268,13 +297,15 @@ struct HTTPClientTests {
         #expect(!"\(String(describing: timedOut.0.failure))".contains("SECRET123"))
     }
 
-    @Test("redacted removes apikey in any position and case", arguments: [
-        ("https://h/v1/forecast?apikey=K&latitude=1", "https://h/v1/forecast?latitude=1"),
-        ("https://h/v1/forecast?latitude=1&APIKEY=K", "https://h/v1/forecast?latitude=1"),
-        ("https://h/v1/forecast?latitude=1&apikey=K&longitude=2", "https://h/v1/forecast?latitude=1&longitude=2"),
-        ("https://h/v1/forecast?apikey=K", "https://h/v1/forecast"),
-        ("https://h/v1/forecast?latitude=52.5%2C48.8", "https://h/v1/forecast?latitude=52.5%2C48.8"),
-    ])
+    @Test(
+        "redacted removes apikey in any position and case",
+        arguments: [
+            ("https://h/v1/forecast?apikey=K&latitude=1", "https://h/v1/forecast?latitude=1"),
+            ("https://h/v1/forecast?latitude=1&APIKEY=K", "https://h/v1/forecast?latitude=1"),
+            ("https://h/v1/forecast?latitude=1&apikey=K&longitude=2", "https://h/v1/forecast?latitude=1&longitude=2"),
+            ("https://h/v1/forecast?apikey=K", "https://h/v1/forecast"),
+            ("https://h/v1/forecast?latitude=52.5%2C48.8", "https://h/v1/forecast?latitude=52.5%2C48.8")
+        ])
     func redaction(input: String, expected: String) {
         #expect(HTTPClient.redacted(URL(string: input)!) == expected)
     }
@@ -285,7 +316,9 @@ struct HTTPClientTests {
         let full = min(8, 0.5 * pow(2, Double(retry - 1)))
         #expect(p.delay(beforeRetry: retry, random: 0) == full)
         #expect(abs(p.delay(beforeRetry: retry, random: 0.999_999) - full * 0.5) < 1e-5)
-        #expect(RetryPolicy(jitter: 1).delay(beforeRetry: retry, random: 0.5) == min(8, 0.5 * pow(2, Double(retry - 1))) * 0.5)
+        #expect(
+            RetryPolicy(jitter: 1).delay(beforeRetry: retry, random: 0.5) == min(8, 0.5 * pow(2, Double(retry - 1)))
+                * 0.5)
     }
 
     @Test("many concurrent requests are all served")
@@ -296,7 +329,8 @@ struct HTTPClientTests {
         let ok = await withTaskGroup(of: Bool.self) { group in
             for i in 0..<24 {
                 group.addTask {
-                    let url = Support.url(server, "/v1/forecast?latitude=\(i)&longitude=\(i)&hourly=temperature_2m&forecast_days=1")
+                    let url = Support.url(
+                        server, "/v1/forecast?latitude=\(i)&longitude=\(i)&hourly=temperature_2m&forecast_days=1")
                     return (try? await client.get(url))?.status == 200
                 }
             }

@@ -4,11 +4,12 @@
 import Foundation
 import TestSupport
 import Testing
-@testable import WxCore
 import WxReplay
 import WxSQLite
-@testable import WxStore
+
+@testable import WxCore
 @testable import WxFetcher
+@testable import WxStore
 
 /// Records the waits an `HTTPClient` asks for and returns at once.
 final class RecordingSleeper: @unchecked Sendable {
@@ -25,9 +26,14 @@ struct HostileHTTPTests {
     /// 2026-07-26T12:00:20Z: twenty seconds into a minute.
     static let twentyPast = Date(timeIntervalSince1970: 1_785_067_220)
 
-    static func client(_ sleeper: RecordingSleeper, attempts: Int = 3, maxTotal: TimeInterval = 6000, maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes) -> HTTPClient {
-        HTTPClient(timeout: 60, retry: RetryPolicy(attempts: attempts, baseDelay: 0.01, maxDelay: 0.05, maxTotal: maxTotal, jitter: 0),
-                   userAgent: "wxdb-tests", maxBodyBytes: maxBodyBytes, sleep: sleeper.sleep, now: { twentyPast })
+    static func client(
+        _ sleeper: RecordingSleeper, attempts: Int = 3, maxTotal: TimeInterval = 6000,
+        maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes
+    ) -> HTTPClient {
+        HTTPClient(
+            timeout: 60,
+            retry: RetryPolicy(attempts: attempts, baseDelay: 0.01, maxDelay: 0.05, maxTotal: maxTotal, jitter: 0),
+            userAgent: "wxdb-tests", maxBodyBytes: maxBodyBytes, sleep: sleeper.sleep, now: { twentyPast })
     }
 
     @Test("an endless chunked body is cut off at the limit, once, with a clear error")
@@ -36,7 +42,8 @@ struct HostileHTTPTests {
         defer { server.stop() }
         server.enqueue(.endlessBody, times: 3)
         let sleeper = RecordingSleeper()
-        let (result, attempts) = await Support.fetch(Self.client(sleeper, maxBodyBytes: 1 << 20), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Self.client(sleeper, maxBodyBytes: 1 << 20), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.failure == .tooLarge(limit: 1 << 20))
         #expect(attempts.count == 1, "an oversized answer is not fetched again")
         #expect(result.failure?.description.contains("1 MiB") == true)
@@ -47,8 +54,9 @@ struct HostileHTTPTests {
     func declaredLengthCapped() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        let (result, _) = await Support.fetch(Self.client(RecordingSleeper(), maxBodyBytes: 1000),
-                                              Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        let (result, _) = await Support.fetch(
+            Self.client(RecordingSleeper(), maxBodyBytes: 1000),
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
         #expect(result.failure == .tooLarge(limit: 1000))
     }
 
@@ -56,7 +64,8 @@ struct HostileHTTPTests {
     func withinLimit() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        let response = try await Self.client(RecordingSleeper()).get(Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        let response = try await Self.client(RecordingSleeper()).get(
+            Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
         #expect(try JSONParser.parse(response.body)["latitude"]?.numberValue == 1)
     }
 
@@ -68,30 +77,44 @@ struct HostileHTTPTests {
         var description: String { "\(fault)" }
     }
 
-    @Test("429 waits what the server asks: Retry-After, else the next minute; the hourly and daily limits are not retried",
-          arguments: [
-              // Retry-After in seconds wins over the reason.
-              Wait(fault: .tooManyRequests(reason: ReplayServer.minutelyLimitReason, retryAfter: "7"), waits: [7], requests: 2, succeeds: true),
-              // An HTTP date: 2026-07-26T12:00:50Z is 30 s after the injected clock.
-              Wait(fault: .tooManyRequests(reason: "Too many concurrent requests", retryAfter: "Sun, 26 Jul 2026 12:00:50 GMT"), waits: [30], requests: 2, succeeds: true),
-              // "Try again in one minute" at 20 s past: the next minute and a second of margin.
-              Wait(fault: .tooManyRequests(reason: ReplayServer.minutelyLimitReason, retryAfter: nil), waits: [41], requests: 2, succeeds: true),
-              Wait(fault: .tooManyRequests(reason: ReplayServer.hourlyLimitReason, retryAfter: nil), waits: [], requests: 1, succeeds: false),
-              Wait(fault: .tooManyRequests(reason: ReplayServer.dailyLimitReason, retryAfter: nil), waits: [], requests: 1, succeeds: false),
-          ])
+    @Test(
+        "429 waits what the server asks: Retry-After, else the next minute; the hourly and daily limits are not retried",
+        arguments: [
+            // Retry-After in seconds wins over the reason.
+            Wait(
+                fault: .tooManyRequests(reason: ReplayServer.minutelyLimitReason, retryAfter: "7"), waits: [7],
+                requests: 2, succeeds: true),
+            // An HTTP date: 2026-07-26T12:00:50Z is 30 s after the injected clock.
+            Wait(
+                fault: .tooManyRequests(
+                    reason: "Too many concurrent requests", retryAfter: "Sun, 26 Jul 2026 12:00:50 GMT"), waits: [30],
+                requests: 2, succeeds: true),
+            // "Try again in one minute" at 20 s past: the next minute and a second of margin.
+            Wait(
+                fault: .tooManyRequests(reason: ReplayServer.minutelyLimitReason, retryAfter: nil), waits: [41],
+                requests: 2, succeeds: true),
+            Wait(
+                fault: .tooManyRequests(reason: ReplayServer.hourlyLimitReason, retryAfter: nil), waits: [],
+                requests: 1, succeeds: false),
+            Wait(
+                fault: .tooManyRequests(reason: ReplayServer.dailyLimitReason, retryAfter: nil), waits: [], requests: 1,
+                succeeds: false)
+        ])
     func rateLimitWaits(_ case_: Wait) async throws {
         let server = try Support.server()
         defer { server.stop() }
         server.enqueue(case_.fault)
         let sleeper = RecordingSleeper()
-        let (result, attempts) = await Support.fetch(Self.client(sleeper), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        let (result, attempts) = await Support.fetch(
+            Self.client(sleeper), Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
         #expect(sleeper.waits == case_.waits)
         #expect(server.requests.count == case_.requests)
         #expect((result.success != nil) == case_.succeeds)
         #expect(attempts.first?.retryAfter == case_.waits.first)
         if case_.requests == 1 {
             let text = result.failure?.description ?? ""
-            #expect(text.contains("does not retry") && (text.contains("next hour") || text.contains("tomorrow")), "\(text)")
+            #expect(
+                text.contains("does not retry") && (text.contains("next hour") || text.contains("tomorrow")), "\(text)")
         }
     }
 
@@ -101,7 +124,8 @@ struct HostileHTTPTests {
         defer { server.stop() }
         server.enqueue(.rateLimit, times: 5)
         let sleeper = RecordingSleeper()
-        let (result, attempts) = await Support.fetch(Self.client(sleeper, maxTotal: 20), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Self.client(sleeper, maxTotal: 20), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(sleeper.waits.isEmpty)
         #expect(attempts.count == 1)
         #expect(result.failure == .rateLimited(reason: ReplayServer.minutelyLimitReason))
@@ -113,7 +137,8 @@ struct HostileHTTPTests {
         defer { server.stop() }
         server.enqueue(.rateLimit, times: 10)
         let sleeper = RecordingSleeper()
-        let (result, attempts) = await Support.fetch(Self.client(sleeper, attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Self.client(sleeper, attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(attempts.count == 3)
         #expect(sleeper.waits == [41, 41])
         #expect(result.failure?.description.contains("waits for the next minute") == true)
@@ -128,7 +153,9 @@ struct HostileHTTPTests {
         let client = Self.client(RecordingSleeper(), attempts: 2)
         var failure: FetchError?
         do {
-            _ = try await client.get(Support.url(server, "/v1/forecast?latitude=1&longitude=2&apikey=S3CRETKEY")) { attemptsLog.add($0) }
+            _ = try await client.get(Support.url(server, "/v1/forecast?latitude=1&longitude=2&apikey=S3CRETKEY")) {
+                attemptsLog.add($0)
+            }
         } catch {
             failure = error
         }
@@ -143,7 +170,9 @@ struct HostileHTTPTests {
         let server = try Support.server()
         defer { server.stop() }
         server.enqueue(.status(400, reason: String(repeating: "x", count: 195) + " S3CRETKEY and more"))
-        let (result, _) = await Support.fetch(Self.client(RecordingSleeper()), Support.url(server, "/v1/forecast?latitude=1&longitude=2&apikey=S3CRETKEY"))
+        let (result, _) = await Support.fetch(
+            Self.client(RecordingSleeper()), Support.url(server, "/v1/forecast?latitude=1&longitude=2&apikey=S3CRETKEY")
+        )
         let text = result.failure?.description ?? ""
         #expect(!text.contains("S3CRE"), "\(text)")
         #expect(text.contains("bytes)"), "the reason is clipped: \(text)")
@@ -151,7 +180,9 @@ struct HostileHTTPTests {
 
     @Test("scrub removes the key as sent and percent-encoded, and any apikey= item")
     func scrubForms() {
-        #expect(HTTPClient.scrub("Invalid key ab/c+d (ab%2Fc%2Bd) at ?x=1&apikey=zz", secret: "ab/c+d") == "Invalid key [API key] ([API key]) at ?x=1")
+        #expect(
+            HTTPClient.scrub("Invalid key ab/c+d (ab%2Fc%2Bd) at ?x=1&apikey=zz", secret: "ab/c+d")
+                == "Invalid key [API key] ([API key]) at ?x=1")
         #expect(HTTPClient.scrub("nothing secret", secret: nil) == "nothing secret")
     }
 }
@@ -159,15 +190,20 @@ struct HostileHTTPTests {
 @Suite("Batch answers matched to their locations")
 struct BatchMatchTests {
     static func location(_ id: Int64, _ name: String, _ lat: Double, _ lon: Double) -> Location {
-        Location(id: id, name: name, latitude: lat, longitude: lon, elevation: nil, timezone: "UTC", models: ["best_match"], createdAt: 0)
+        Location(
+            id: id, name: name, latitude: lat, longitude: lon, elevation: nil, timezone: "UTC", models: ["best_match"],
+            createdAt: 0)
     }
     static let berlin = location(1, "Berlin", 52.52, 13.41)
     static let florida = location(2, "Florida", 27.0, -81.0)
 
     static func element(_ lat: Double, _ lon: Double, id: Int?) -> ForecastDecoder.Element {
-        ForecastDecoder.Element(locationID: id, result: .success(
-            ForecastResponse(latitude: lat, longitude: lon, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: id,
-                             current: nil, models: [ModelForecast(model: "best_match")])))
+        ForecastDecoder.Element(
+            locationID: id,
+            result: .success(
+                ForecastResponse(
+                    latitude: lat, longitude: lon, elevation: nil, utcOffsetSeconds: 0, timezone: "GMT", locationID: id,
+                    current: nil, models: [ModelForecast(model: "best_match")])))
     }
     static let broken = ForecastDecoder.Element(locationID: 1, result: .failure(.missingField("latitude")))
 
@@ -180,42 +216,65 @@ struct BatchMatchTests {
         var description: String { name }
     }
 
-    @Test("each element goes to the location its location_id names, and only if its grid point is near",
-          arguments: [
-              Case(name: "request order", elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: 1)],
-                   stored: ["Berlin", "Florida"], refused: []),
-              Case(name: "swapped order, ids kept", elements: [element(27.0, -81.0, id: 1), element(52.525, 13.4, id: nil)],
-                   stored: ["Berlin", "Florida"], refused: []),
-              Case(name: "ids pointing at the other location", elements: [element(52.525, 13.4, id: 1), element(27.0, -81.0, id: nil)],
-                   stored: [], refused: ["Berlin", "Florida"]),
-              Case(name: "no ids at all: by position", elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: nil)],
-                   stored: ["Berlin", "Florida"], refused: []),
-              Case(name: "Florida's element far away", elements: [element(52.525, 13.4, id: nil), element(52.5, 13.4, id: 1)],
-                   stored: ["Berlin"], refused: ["Florida"]),
-              Case(name: "one element for two", elements: [element(52.525, 13.4, id: nil)],
-                   stored: ["Berlin"], refused: ["Florida"]),
-              Case(name: "two claim Berlin", elements: [element(52.525, 13.4, id: nil), element(52.525, 13.4, id: 0)],
-                   stored: [], refused: ["Berlin", "Florida"]),
-              Case(name: "Florida's element cannot be decoded", elements: [element(52.525, 13.4, id: nil), broken],
-                   stored: ["Berlin"], refused: ["Florida"]),
-              Case(name: "an id outside the request", elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: 7)],
-                   stored: ["Berlin"], refused: ["Florida"]),
-          ])
+    @Test(
+        "each element goes to the location its location_id names, and only if its grid point is near",
+        arguments: [
+            Case(
+                name: "request order", elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: 1)],
+                stored: ["Berlin", "Florida"], refused: []),
+            Case(
+                name: "swapped order, ids kept",
+                elements: [element(27.0, -81.0, id: 1), element(52.525, 13.4, id: nil)],
+                stored: ["Berlin", "Florida"], refused: []),
+            Case(
+                name: "ids pointing at the other location",
+                elements: [element(52.525, 13.4, id: 1), element(27.0, -81.0, id: nil)],
+                stored: [], refused: ["Berlin", "Florida"]),
+            Case(
+                name: "no ids at all: by position",
+                elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: nil)],
+                stored: ["Berlin", "Florida"], refused: []),
+            Case(
+                name: "Florida's element far away",
+                elements: [element(52.525, 13.4, id: nil), element(52.5, 13.4, id: 1)],
+                stored: ["Berlin"], refused: ["Florida"]),
+            Case(
+                name: "one element for two", elements: [element(52.525, 13.4, id: nil)],
+                stored: ["Berlin"], refused: ["Florida"]),
+            Case(
+                name: "two claim Berlin", elements: [element(52.525, 13.4, id: nil), element(52.525, 13.4, id: 0)],
+                stored: [], refused: ["Berlin", "Florida"]),
+            Case(
+                name: "Florida's element cannot be decoded", elements: [element(52.525, 13.4, id: nil), broken],
+                stored: ["Berlin"], refused: ["Florida"]),
+            Case(
+                name: "an id outside the request",
+                elements: [element(52.525, 13.4, id: nil), element(27.0, -81.0, id: 7)],
+                stored: ["Berlin"], refused: ["Florida"])
+        ])
     func matching(_ c: Case) {
         let (pairs, refused) = Ingestor.match(c.elements, to: [Self.berlin, Self.florida])
         #expect(pairs.map(\.0.name) == c.stored)
         #expect(refused.map(\.0.name) == c.refused)
         for (location, element) in pairs {
-            #expect(GridDistance.kilometres(latitude: location.latitude, longitude: location.longitude,
-                                            latitude: element.latitude, longitude: element.longitude) < GridDistance.maxKilometres)
+            #expect(
+                GridDistance.kilometres(
+                    latitude: location.latitude, longitude: location.longitude,
+                    latitude: element.latitude, longitude: element.longitude) < GridDistance.maxKilometres)
         }
     }
 
     @Test("distances: a grid cell away is near, another city is not")
     func distances() {
-        #expect(abs(GridDistance.kilometres(latitude: 52.52, longitude: 13.41, latitude: 48.14, longitude: 11.58) - 504) < 2)  // Berlin-Munich
-        #expect(GridDistance.mismatch(location: "Berlin", latitude: 52.52, longitude: 13.41, gridLatitude: 52.5, gridLongitude: 13.425) == nil)
-        let far = GridDistance.mismatch(location: "Berlin", latitude: 52.52, longitude: 13.41, gridLatitude: 27, gridLongitude: -81)
+        #expect(
+            abs(GridDistance.kilometres(latitude: 52.52, longitude: 13.41, latitude: 48.14, longitude: 11.58) - 504) < 2
+        )  // Berlin-Munich
+        #expect(
+            GridDistance.mismatch(
+                location: "Berlin", latitude: 52.52, longitude: 13.41, gridLatitude: 52.5, gridLongitude: 13.425) == nil
+        )
+        let far = GridDistance.mismatch(
+            location: "Berlin", latitude: 52.52, longitude: 13.41, gridLatitude: 27, gridLongitude: -81)
         #expect(far?.contains("27, -81") == true && far?.contains("52.52, 13.41") == true)
     }
 }
@@ -228,8 +287,9 @@ struct HostileIngestTests {
     }
 
     static func endpoints(_ server: ReplayServer, key: String? = nil) -> Endpoints {
-        Endpoints(forecast: server.baseURL + "/v1/forecast", archive: server.baseURL + "/v1/archive",
-                  geocoding: server.baseURL + "/v1/search", meta: server.baseURL + "/data", apiKey: key)
+        Endpoints(
+            forecast: server.baseURL + "/v1/forecast", archive: server.baseURL + "/v1/archive",
+            geocoding: server.baseURL + "/v1/search", meta: server.baseURL + "/data", apiKey: key)
     }
 
     @Test("a location removed while the ingest runs is reported as removed, not as a raw SQLite error")
@@ -238,11 +298,15 @@ struct HostileIngestTests {
         defer { server.stop() }
         let (store, folder) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let kept = try store.addLocation(name: "Kept", latitude: 10, longitude: 20, elevation: nil, timezone: "UTC", models: [], now: 0)
-        let gone = try store.addLocation(name: "Gone", latitude: 11, longitude: 21, elevation: nil, timezone: "UTC", models: [], now: 0)
+        let kept = try store.addLocation(
+            name: "Kept", latitude: 10, longitude: 20, elevation: nil, timezone: "UTC", models: [], now: 0)
+        let gone = try store.addLocation(
+            name: "Gone", latitude: 11, longitude: 21, elevation: nil, timezone: "UTC", models: [], now: 0)
         // Looked up by the ingest, then removed by another command before the answer is stored.
         _ = try store.removeLocation(named: "Gone", purge: true)
-        let ingestor = Ingestor(store: store, client: Support.client(timeout: 60), endpoints: Self.endpoints(server), now: { Support.fixedNow })
+        let ingestor = Ingestor(
+            store: store, client: Support.client(timeout: 60), endpoints: Self.endpoints(server),
+            now: { Support.fixedNow })
         let summary = await ingestor.run([kept, gone], options: IngestOptions())
         #expect(summary.stored == 1)
         #expect(summary.failed.isEmpty, "\(summary.failed)")
@@ -256,11 +320,16 @@ struct HostileIngestTests {
     func extraElement() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        server.registerForecast(latitude: 41.0, longitude: 2.0, body: try Support.fixture("SYNTHETIC-servertest-multi-location-unixtime.json"))
+        server.registerForecast(
+            latitude: 41.0, longitude: 2.0,
+            body: try Support.fixture("SYNTHETIC-servertest-multi-location-unixtime.json"))
         let (store, folder) = try Self.store()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let here = try store.addLocation(name: "Here", latitude: 41.0, longitude: 2.0, elevation: nil, timezone: "UTC", models: [], now: 0)
-        let ingestor = Ingestor(store: store, client: Support.client(timeout: 60), endpoints: Self.endpoints(server), now: { Support.fixedNow })
+        let here = try store.addLocation(
+            name: "Here", latitude: 41.0, longitude: 2.0, elevation: nil, timezone: "UTC", models: [], now: 0)
+        let ingestor = Ingestor(
+            store: store, client: Support.client(timeout: 60), endpoints: Self.endpoints(server),
+            now: { Support.fixedNow })
         let summary = await ingestor.run([here], options: IngestOptions())
         #expect(summary.failed.isEmpty, "\(summary.line)")
         #expect(summary.stored == 1)

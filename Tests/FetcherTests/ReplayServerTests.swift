@@ -4,8 +4,9 @@ import Foundation
 import Testing
 import WxFetcher
 import WxReplay
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("ReplayServer")
@@ -18,7 +19,8 @@ struct ReplayServerTests {
         try #require(try Support.json(try await body(server, pathAndQuery)) as? [String: Any])
     }
 
-    private let fullQuery = "/v1/forecast?latitude=52.52&longitude=13.41"
+    private let fullQuery =
+        "/v1/forecast?latitude=52.52&longitude=13.41"
         + "&hourly=temperature_2m,relative_humidity_2m,precipitation,weather_code,wind_direction_10m,pressure_msl,is_day"
         + "&daily=weather_code,temperature_2m_max,temperature_2m_min,precipitation_sum,precipitation_probability_max,wind_speed_10m_max,sunrise,sunset"
         + "&current=temperature_2m,weather_code"
@@ -29,8 +31,11 @@ struct ReplayServerTests {
         defer { server.stop() }
         let o = try await object(server, fullQuery + "&past_days=1&forecast_days=3&timezone=Europe/Berlin")
 
-        for key in ["latitude", "longitude", "generationtime_ms", "utc_offset_seconds", "timezone", "timezone_abbreviation", "elevation",
-                    "current_units", "current", "hourly_units", "hourly", "daily_units", "daily"] {
+        for key in [
+            "latitude", "longitude", "generationtime_ms", "utc_offset_seconds", "timezone", "timezone_abbreviation",
+            "elevation",
+            "current_units", "current", "hourly_units", "hourly", "daily_units", "daily"
+        ] {
             #expect(o[key] != nil, "missing \(key)")
         }
         #expect(o["location_id"] == nil)
@@ -55,7 +60,9 @@ struct ReplayServerTests {
         let precipitation = try #require(hourly["precipitation"] as? [Double])
         #expect(precipitation.allSatisfy { $0 >= 0 })
         let codes = try #require(hourly["weather_code"] as? [Int])
-        let wmo: Set<Int> = [0, 1, 2, 3, 45, 48, 51, 53, 55, 56, 57, 61, 63, 65, 66, 67, 71, 73, 75, 77, 80, 81, 82, 85, 86, 95, 96, 99]
+        let wmo: Set<Int> = [
+            0, 1, 2, 3, 45, 48, 51, 53, 55, 56, 57, 61, 63, 65, 66, 67, 71, 73, 75, 77, 80, 81, 82, 85, 86, 95, 96, 99
+        ]
         #expect(codes.allSatisfy { wmo.contains($0) })
         let directions = try #require(hourly["wind_direction_10m"] as? [Int])
         #expect(directions.allSatisfy { (0...359).contains($0) })
@@ -67,7 +74,9 @@ struct ReplayServerTests {
 
         // Fixed decimals as Open-Meteo prints them.
         let text = String(decoding: try await body(server, fullQuery), as: UTF8.self)
-        #expect(text.contains("\"precipitation\":[") && text.range(of: #"\"precipitation\":\[-?\d+\.\d\d[,\]]"#, options: .regularExpression) != nil)
+        #expect(
+            text.contains("\"precipitation\":[")
+                && text.range(of: #"\"precipitation\":\[-?\d+\.\d\d[,\]]"#, options: .regularExpression) != nil)
     }
 
     @Test("two models suffix hourly and daily keys, current stays unsuffixed")
@@ -84,13 +93,16 @@ struct ReplayServerTests {
         #expect(current["temperature_2m"] != nil && current["temperature_2m_best_match"] == nil)
         #expect((o["hourly_units"] as? [String: String])?["temperature_2m_gfs_seamless"] == "°C")
         // The models disagree somewhere, like real models do.
-        #expect((hourly["temperature_2m_best_match"] as? [Double]) != (hourly["temperature_2m_gfs_seamless"] as? [Double]))
+        #expect(
+            (hourly["temperature_2m_best_match"] as? [Double]) != (hourly["temperature_2m_gfs_seamless"] as? [Double]))
 
         let single = try await object(server, fullQuery + "&models=icon_seamless")
         #expect((single["hourly"] as? [String: Any])?["temperature_2m"] != nil)
     }
 
-    @Test("unixtime: hourly steps of 3600 s from local midnight, daily at local midnights", arguments: ["GMT", "Europe/Berlin", "%2B05:30"])
+    @Test(
+        "unixtime: hourly steps of 3600 s from local midnight, daily at local midnights",
+        arguments: ["GMT", "Europe/Berlin", "%2B05:30"])
     func unixtime(timezone: String) async throws {
         let server = try Support.server()
         defer { server.stop() }
@@ -133,7 +145,8 @@ struct ReplayServerTests {
     func archive() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        let q = "/v1/archive?latitude=52.52&longitude=13.41&start_date=2024-01-01&end_date=2024-01-03&hourly=temperature_2m,precipitation&timezone=GMT"
+        let q =
+            "/v1/archive?latitude=52.52&longitude=13.41&start_date=2024-01-01&end_date=2024-01-03&hourly=temperature_2m,precipitation&timezone=GMT"
         let a = try await body(server, q)
         server.now = { Support.fixedNow.addingTimeInterval(5 * 86400) }
         let b = try await body(server, q)
@@ -142,7 +155,9 @@ struct ReplayServerTests {
         let times = try #require((o["hourly"] as? [String: Any])?["time"] as? [String])
         #expect(times.count == 72 && times.first == "2024-01-01T00:00" && times.last == "2024-01-03T23:00")
 
-        let missing = await Support.fetch(Support.client(attempts: 1), Support.url(server, "/v1/archive?latitude=1&longitude=2&hourly=temperature_2m")).0
+        let missing = await Support.fetch(
+            Support.client(attempts: 1), Support.url(server, "/v1/archive?latitude=1&longitude=2&hourly=temperature_2m")
+        ).0
         guard case .http(400, _)? = missing.failure else {
             Issue.record("archive without dates must be 400, got \(String(describing: missing))")
             return
@@ -161,7 +176,11 @@ struct ReplayServerTests {
         let none = try await object(server, "/v1/search?name=Nowhereville&count=5")
         #expect(none["results"] == nil && none["generationtime_ms"] != nil)
 
-        server.registerGeocoding(name: "Berlin", body: Data(#"{"results":[{"id":2950159,"name":"Berlin","latitude":52.52437,"longitude":13.41053,"country_code":"DE"}],"generationtime_ms":0.3}"#.utf8))
+        server.registerGeocoding(
+            name: "Berlin",
+            body: Data(
+                #"{"results":[{"id":2950159,"name":"Berlin","latitude":52.52437,"longitude":13.41053,"country_code":"DE"}],"generationtime_ms":0.3}"#
+                    .utf8))
         let berlin = try await object(server, "/v1/search?name=berlin&countryCode=DE")
         #expect(((berlin["results"] as? [[String: Any]])?.first?["id"] as? Int) == 2950159)
     }
@@ -170,13 +189,18 @@ struct ReplayServerTests {
     func meta() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        let missing = await Support.fetch(Support.client(attempts: 1), Support.url(server, "/data/dwd_icon/static/meta.json")).0
+        let missing = await Support.fetch(
+            Support.client(attempts: 1), Support.url(server, "/data/dwd_icon/static/meta.json")
+        ).0
         #expect(missing.failure == .http(status: 404, reason: "Not found"))
 
         server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_045_600)
         let o = try await object(server, "/data/dwd_icon/static/meta.json")
         #expect(o["last_run_initialisation_time"] as? Int == 1_785_045_600)
-        for key in ["last_run_modification_time", "last_run_availability_time", "temporal_resolution_seconds", "update_interval_seconds", "data_end_time"] {
+        for key in [
+            "last_run_modification_time", "last_run_availability_time", "temporal_resolution_seconds",
+            "update_interval_seconds", "data_end_time"
+        ] {
             #expect(o[key] is Int, "missing \(key)")
         }
     }
@@ -218,7 +242,8 @@ struct ReplayServerTests {
         func call(_ q: String) async throws -> Data { try await control.get(Support.url(server, q)).body }
 
         _ = try await call("/_control/fault?path=/v1/forecast&kind=status&code=500&reason=boom&times=2")
-        let (result, attempts) = await Support.fetch(Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
+        let (result, attempts) = await Support.fetch(
+            Support.client(attempts: 3), Support.url(server, "/v1/forecast?latitude=1&longitude=2"))
         #expect(result.success?.status == 200)
         #expect(attempts.first?.error == .http(status: 500, reason: "boom"))
         #expect(attempts.count == 3)
@@ -227,8 +252,12 @@ struct ReplayServerTests {
         #expect(log == Array(repeating: "/v1/forecast?latitude=1&longitude=2", count: 3))
 
         // Every kind parses.
-        for kind in ["status&code=503", "delay&seconds=0.01", "truncated", "reset", "ratelimit", "redirect&to=/x", "wrongtype", "trickle&bps=100", "empty", "notjson",
-                     "toomany&reason=hourly&retry_after=5", "echokey&code=401", "swapped", "wrongid", "fargrid&lat=1&lon=2", "hugetz&length=99", "endless"] {
+        for kind in [
+            "status&code=503", "delay&seconds=0.01", "truncated", "reset", "ratelimit", "redirect&to=/x", "wrongtype",
+            "trickle&bps=100", "empty", "notjson",
+            "toomany&reason=hourly&retry_after=5", "echokey&code=401", "swapped", "wrongid", "fargrid&lat=1&lon=2",
+            "hugetz&length=99", "endless"
+        ] {
             _ = try await call("/_control/fault?path=/never&kind=\(kind)")
         }
         let badKind = await Support.fetch(control, Support.url(server, "/_control/fault?kind=nope")).0
@@ -243,7 +272,8 @@ struct ReplayServerTests {
         #expect((try? await control.get(Support.url(server, "/v1/forecast?latitude=1&longitude=2")))?.status == 200)
 
         _ = try await call("/_control/meta?model=ecmwf_ifs025&init=1785045600")
-        let meta = try #require(try Support.json(try await call("/data/ecmwf_ifs025/static/meta.json")) as? [String: Any])
+        let meta = try #require(
+            try Support.json(try await call("/data/ecmwf_ifs025/static/meta.json")) as? [String: Any])
         #expect(meta["last_run_initialisation_time"] as? Int == 1_785_045_600)
 
         _ = try await call("/_control/run-interval?seconds=600")

@@ -29,9 +29,10 @@ enum Support {
     /// behind the rest of the suite (22-27 s for tests that do nothing, on a loaded 2-core
     /// machine), and that wait counts as attempt time. Tests about deadlines pass their own.
     static func client(timeout: TimeInterval = 60, attempts: Int = 3, maxTotal: TimeInterval = 600) -> HTTPClient {
-        HTTPClient(timeout: timeout,
-                   retry: RetryPolicy(attempts: attempts, baseDelay: 0.01, maxDelay: 0.05, maxTotal: maxTotal, jitter: 0),
-                   userAgent: "wxdb-tests")
+        HTTPClient(
+            timeout: timeout,
+            retry: RetryPolicy(attempts: attempts, baseDelay: 0.01, maxDelay: 0.05, maxTotal: maxTotal, jitter: 0),
+            userAgent: "wxdb-tests")
     }
 
     static func url(_ server: ReplayServer, _ pathAndQuery: String) -> URL {

@@ -40,7 +40,10 @@ struct ContinuousScoresTests {
     func empty() {
         let s = ContinuousScores()
         #expect(s.n == 0)
-        let all = [s.bias, s.mae, s.mse, s.rmse, s.errorStdDev, s.correlation, s.multiplicativeBias, s.meanForecast, s.meanObserved]
+        let all = [
+            s.bias, s.mae, s.mse, s.rmse, s.errorStdDev, s.correlation, s.multiplicativeBias, s.meanForecast,
+            s.meanObserved
+        ]
         #expect(all.allSatisfy { $0 == nil })
     }
 
@@ -75,7 +78,10 @@ struct ContinuousScoresTests {
         // Multiples of 0.5 keep every sum exact, so the comparison can be exact too.
         var generator = SystemRandomNumberGenerator()
         let pairs = (0..<500).map { _ in
-            (Double(Int.random(in: -60...80, using: &generator)) / 2, Double(Int.random(in: -60...80, using: &generator)) / 2)
+            (
+                Double(Int.random(in: -60...80, using: &generator)) / 2,
+                Double(Int.random(in: -60...80, using: &generator)) / 2
+            )
         }
         var whole = ContinuousScores()
         var parts = Array(repeating: ContinuousScores(), count: chunks)
@@ -182,7 +188,7 @@ struct CategoricalScoresTests {
     @Test(
         "MSE skill score",
         arguments: [
-            (1.0, 4.0, 0.75 as Double?), (4, 4, 0), (8, 4, -1), (0, 4, 1), (1, 0, nil),
+            (1.0, 4.0, 0.75 as Double?), (4, 4, 0), (8, 4, -1), (0, 4, 1), (1, 0, nil)
         ])
     func skill(forecast: Double, reference: Double, expected: Double?) {
         #expect(SkillScore.mse(forecastMSE: forecast, referenceMSE: reference) == expected)
@@ -210,7 +216,7 @@ struct LeadBucketTests {
             (1000, nil),
             (-1, nil),
             (-0.5, nil),
-            (.nan, nil),
+            (.nan, nil)
         ])
     func bucket(lead: Double, expected: LeadBucket?) {
         #expect(LeadBuckets.bucket(forLeadHours: lead) == expected)
@@ -218,7 +224,8 @@ struct LeadBucketTests {
 
     @Test("edges are 0, 6, 12, 24 and then every 24 hours to 384")
     func edges() {
-        #expect(LeadBuckets.edges == [0, 6, 12, 24, 48, 72, 96, 120, 144, 168, 192, 216, 240, 264, 288, 312, 336, 360, 384])
+        #expect(
+            LeadBuckets.edges == [0, 6, 12, 24, 48, 72, 96, 120, 144, 168, 192, 216, 240, 264, 288, 312, 336, 360, 384])
         #expect(LeadBuckets.all.count == 18)
         #expect(LeadBuckets.all == LeadBuckets.all.sorted())
         #expect(LeadBuckets.all.first == LeadBucket(from: 0, to: 6))

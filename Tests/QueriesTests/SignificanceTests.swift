@@ -1,15 +1,19 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import WxQueries
 
-let queriesPackageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let queriesPackageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 /// A Python with BoM's `scores` package: `WXDB_REFERENCE_PYTHON`, else the virtual environment
 /// `.ci/run` creates in `.build/reference-venv`; nil when neither can import it.
 let scoresPython: String? = {
     let environment = ProcessInfo.processInfo.environment
-    let candidates = [environment["WXDB_REFERENCE_PYTHON"], queriesPackageRoot.path + "/.build/reference-venv/bin/python"]
+    let candidates = [
+        environment["WXDB_REFERENCE_PYTHON"], queriesPackageRoot.path + "/.build/reference-venv/bin/python"
+    ]
     for case let path? in candidates where FileManager.default.isExecutableFile(atPath: path) {
         if (try? runPython(path, ["-c", "import scores"])) != nil { return path }
     }
@@ -40,10 +44,12 @@ struct SignificanceTests {
     // The worked example of scores' own documentation (method HLN, Student's t), and one by hand:
     // d = 1, 2, 3, 4 with h = 2: d̄ = 2.5, γ0 = 5, γ1 = 1.25, V = 7.5 / 16, correction (1.5 / 4),
     // statistic = 2.5 / √(7.5/16) × √0.375 = √5.
-    @Test("statistics of worked examples", arguments: [
-        ([1.0, 2, 3, 4], 2, 5.0.squareRoot()),
-        ([2.0, 1, -3, -1, 0], 3, -1.0 / 3),
-    ])
+    @Test(
+        "statistics of worked examples",
+        arguments: [
+            ([1.0, 2, 3, 4], 2, 5.0.squareRoot()),
+            ([2.0, 1, -3, -1, 0], 3, -1.0 / 3)
+        ])
     func workedExamples(differences: [Double], horizon: Int, statistic: Double) throws {
         let test = DieboldMariano(differences: differences, horizon: horizon)
         #expect(abs(try #require(test.statistic) - statistic) < 1e-12)
@@ -69,38 +75,48 @@ struct SignificanceTests {
         #expect(DieboldMariano(differences: [1, 2, 3, 4], horizon: 2).horizonUsed == 2)
     }
 
-    @Test("no statistic when it cannot be computed", arguments: [
-        ([1.0, 1, 1, 1, 1], 4),  // V̂ is zero
-        ([0.0, 0, 0, 0], 1),  // no difference at all
-        ([1.0, -1], 2),  // horizon not shorter than the series
-    ])
+    @Test(
+        "no statistic when it cannot be computed",
+        arguments: [
+            ([1.0, 1, 1, 1, 1], 4),  // V̂ is zero
+            ([0.0, 0, 0, 0], 1),  // no difference at all
+            ([1.0, -1], 2)  // horizon not shorter than the series
+        ])
     func undefined(differences: [Double], horizon: Int) {
         let test = DieboldMariano(differences: differences, horizon: horizon)
         #expect(test.statistic == nil && test.pValue == nil && test.confidenceInterval == nil)
     }
 
-    @Test("Student's t against tabulated quantiles", arguments: [
-        (1.0, 12.706204736174698), (5.0, 2.5705818356363146), (30.0, 2.0422724563012373), (1000.0, 1.9623390808264078),
-    ])
+    @Test(
+        "Student's t against tabulated quantiles",
+        arguments: [
+            (1.0, 12.706204736174698), (5.0, 2.5705818356363146), (30.0, 2.0422724563012373),
+            (1000.0, 1.9623390808264078)
+        ])
     func tQuantiles(degrees: Double, q975: Double) {
         #expect(abs(StudentT.quantile(0.975, degrees: degrees) - q975) < 1e-9)
         #expect(abs(StudentT.cdf(q975, degrees: degrees) - 0.975) < 1e-12)
     }
 
-    @Test("Flip-Flop Index of worked examples", arguments: [
-        ([50.0, 20, 40, 80], false, 15.0),  // scores' documented example
-        ([1.0, -1, 1, -1, 1, -1, 1, -1], false, 2.0),  // alternating ±1 around the truth
-        ([0.0, 0.5, 1, 1.5, 2, 3], false, 0.0),  // a monotone drift
-        ([350.0, 10, 350, 10], true, 20.0),  // 20° each way across north, within a 20° sector
-        ([0.0, 90, 180, 270], true, 45.0),  // every quarter: travelled 270, sector capped at 180
-    ])
+    @Test(
+        "Flip-Flop Index of worked examples",
+        arguments: [
+            ([50.0, 20, 40, 80], false, 15.0),  // scores' documented example
+            ([1.0, -1, 1, -1, 1, -1, 1, -1], false, 2.0),  // alternating ±1 around the truth
+            ([0.0, 0.5, 1, 1.5, 2, 3], false, 0.0),  // a monotone drift
+            ([350.0, 10, 350, 10], true, 20.0),  // 20° each way across north, within a 20° sector
+            ([0.0, 90, 180, 270], true, 45.0)  // every quarter: travelled 270, sector capped at 180
+        ])
     func flipFlop(values: [Double], angular: Bool, expected: Double) throws {
         #expect(abs(try #require(FlipFlop.index(values, angular: angular)) - expected) < 1e-12)
         #expect(FlipFlop.index(Array(values.prefix(2)), angular: angular) == nil)
     }
 
-    @Test("agrees with BoM scores: diebold_mariano (HLN, t) to 1e-6 and flip_flop_index to 1e-9",
-          .enabled(if: scoresPython != nil, "BoM's scores package is not installed (.ci/run puts it in .build/reference-venv)"))
+    @Test(
+        "agrees with BoM scores: diebold_mariano (HLN, t) to 1e-6 and flip_flop_index to 1e-9",
+        .enabled(
+            if: scoresPython != nil, "BoM's scores package is not installed (.ci/run puts it in .build/reference-venv)")
+    )
     func agreesWithScores() throws {
         var random = SeededRandom(state: 42)
         var dmCases: [[String: Any]] = []

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import WxSQLite
 
 func temporaryPath(_ name: String = "test.sqlite") -> String {
@@ -35,13 +36,14 @@ struct DatabaseTests {
         }
     }
 
-    @Test("a statement takes exactly one argument per parameter: a missing one is an error, never NULL",
-          arguments: [
-              ("SELECT count(*) FROM t WHERE (? IS NULL OR x = ?)", [SQLValue.integer(1)]),
-              ("SELECT count(*) FROM t WHERE (? IS NULL OR x = ?)", [SQLValue.integer(1), .integer(1), .integer(1)]),
-              ("SELECT count(*) FROM t WHERE (?1 IS NULL OR x = ?1) AND x < ?3", [SQLValue.integer(1), .integer(2)]),
-              ("SELECT count(*) FROM t", [SQLValue.null]),
-          ])
+    @Test(
+        "a statement takes exactly one argument per parameter: a missing one is an error, never NULL",
+        arguments: [
+            ("SELECT count(*) FROM t WHERE (? IS NULL OR x = ?)", [SQLValue.integer(1)]),
+            ("SELECT count(*) FROM t WHERE (? IS NULL OR x = ?)", [SQLValue.integer(1), .integer(1), .integer(1)]),
+            ("SELECT count(*) FROM t WHERE (?1 IS NULL OR x = ?1) AND x < ?3", [SQLValue.integer(1), .integer(2)]),
+            ("SELECT count(*) FROM t", [SQLValue.null])
+        ])
     func argumentCount(sql: String, arguments: [SQLValue]) throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
@@ -66,8 +68,10 @@ struct DatabaseTests {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let db = try Database(path: path)
         let statement = try db.makeStatement("SELECT ?")
-        for bind in [{ try statement.bind(Int64(1), at: 2) }, { try statement.bind(Double?.none, at: 0) },
-                     { try statement.bind(.text("x"), at: 5) }] {
+        for bind in [
+            { try statement.bind(Int64(1), at: 2) }, { try statement.bind(Double?.none, at: 0) },
+            { try statement.bind(.text("x"), at: 5) }
+        ] {
             do {
                 try bind()
                 Issue.record("an out-of-range bind was accepted")

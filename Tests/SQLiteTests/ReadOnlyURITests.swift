@@ -5,9 +5,11 @@ import WxSQLite
 
 @Suite("Opening someone else's file read-only")
 struct ReadOnlyURITests {
-    @Test("a path with URI syntax in it opens the right file, read-only, without creating anything", arguments: [
-        "plain.db", "with space.db", "what?mode=rw.db", "hash#tag.db", "percent%41.db", "ümlaut.db",
-    ])
+    @Test(
+        "a path with URI syntax in it opens the right file, read-only, without creating anything",
+        arguments: [
+            "plain.db", "with space.db", "what?mode=rw.db", "hash#tag.db", "percent%41.db", "ümlaut.db"
+        ])
     func readOnly(_ name: String) throws {
         let folder = Scratch.folder("uri")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -41,7 +41,9 @@ struct LayeringTests {
     func importsAreDeclared() throws {
         let manifest = try String(contentsOf: Sources.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         // `.target(name: "X", dependencies: [...], path: "Sources/Y")`, over one or several lines.
-        let target = try Regex(#"\.(?:target|executableTarget)\(\s*name:\s*"([^"]+)",\s*(?:dependencies:\s*\[([^\]]*)\],\s*)?path:\s*"Sources/([^"]+)""#)
+        let target = try Regex(
+            #"\.(?:target|executableTarget)\(\s*name:\s*"([^"]+)",\s*(?:dependencies:\s*\[([^\]]*)\],\s*)?path:\s*"Sources/([^"]+)""#
+        )
         var declared: [String: (name: String, dependencies: Set<String>)] = [:]
         for match in manifest.matches(of: target) {
             let name = String(match.output[1].substring ?? "")

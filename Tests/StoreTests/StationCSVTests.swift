@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WxStore
 
 @Suite("Station CSV parsing")
@@ -7,7 +8,9 @@ struct StationCSVTests {
     @Test("a station CSV error quotes at most a short piece of a huge field")
     func hugeFieldClipped() throws {
         let huge = String(repeating: "7", count: 100_000)
-        for body in ["time,temperature_2m\n2026-01-01T00:00Z,\(huge)\n", "time,temperature_2m\n\(huge),1\n", "time,\(huge)\n"] {
+        for body in [
+            "time,temperature_2m\n2026-01-01T00:00Z,\(huge)\n", "time,temperature_2m\n\(huge),1\n", "time,\(huge)\n"
+        ] {
             #expect {
                 _ = try StationCSV.parse(Data(body.utf8), timezone: nil, skipBadRows: false)
             } throws: { error in

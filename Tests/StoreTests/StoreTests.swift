@@ -1,11 +1,13 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import WxCore
 @testable import WxSQLite
 @testable import WxStore
 
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 func temporaryDatabase() -> String {
     let folder = Scratch.root.appendingPathComponent("store-\(UUID().uuidString)")
@@ -35,9 +37,11 @@ struct StoreTests {
     @Test("the embedded migrations are the files in Migrations/")
     func embeddedMigrationsMatchFiles() throws {
         let folder = packageRoot.appendingPathComponent("Migrations")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
-        #expect(files.map { String($0.dropLast(4)) } == Schema.migrations.map(\.name),
-                "run Scripts/embed-migrations after adding a migration")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }
+            .sorted()
+        #expect(
+            files.map { String($0.dropLast(4)) } == Schema.migrations.map(\.name),
+            "run Scripts/embed-migrations after adding a migration")
         for (file, migration) in zip(files, Schema.migrations) {
             var text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             if text.hasSuffix("\n") { text.removeLast() }
@@ -50,7 +54,8 @@ struct StoreTests {
         let path = temporaryDatabase()
         do {
             let store = try Store.open(path: path)
-            try store.db.run("INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('0999_from_the_future', 'x', 0)")
+            try store.db.run(
+                "INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('0999_from_the_future', 'x', 0)")
             try store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -65,7 +70,8 @@ struct StoreTests {
     @Test("a file that is not a database is refused and left as it was")
     func refusesNonDatabase() throws {
         let path = temporaryDatabase()
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let junk = Data("this is not a database, it is a shopping list\n".utf8) + Data(repeating: 7, count: 5000)
         try junk.write(to: URL(fileURLWithPath: path))
         #expect { _ = try Store.open(path: path) } throws: { "\($0)".contains("not a wxdb database") }
@@ -80,15 +86,17 @@ struct StoreTests {
         ("forecast-daily-all-null-ocean-point-past-dates.json", 0, 11),
         ("forecast-hourly-halfhour-offset-adelaide.json", 72, 0),
         ("historical-forecast-hourly-daily-enschede-jan2024-TRIMMED.json", 3, 2),
-        ("previous-runs-current-hourly-enschede-TRIMMED.json", -1, 0),
+        ("previous-runs-current-hourly-enschede-TRIMMED.json", -1, 0)
     ]
 
     @Test("fixtures import with row counts equal to the array lengths", arguments: importable)
     func importsFixture(_ name: String, _ hours: Int, _ days: Int) throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "auto", models: [], now: 0)
+        let location = try store.addLocation(
+            name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "auto", models: [], now: 0)
         let response = try ForecastDecoder.decodeSingle(try fixtureBytes(name), defaultModel: location.defaultModel)
-        let outcomes = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_700_000_000, origin: .import))
+        let outcomes = try store.store(
+            response, for: location, fetch: FetchRecord(fetchedAt: 1_700_000_000, origin: .import))
         #expect(outcomes.map(\.kind) == [.stored])
         let expectedHours = hours >= 0 ? hours : response.models[0].hourlyTimes.count
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == Int64(expectedHours))
@@ -99,12 +107,16 @@ struct StoreTests {
     @Test("Toronto 2026-03-08T02:00 (EST, fixed offset) is stored as 07:00Z, and nulls stay NULL")
     func torontoInstants() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Toronto", latitude: 43.7, longitude: -79.4, elevation: nil, timezone: "auto", models: [], now: 0)
+        let location = try store.addLocation(
+            name: "Toronto", latitude: 43.7, longitude: -79.4, elevation: nil, timezone: "auto", models: [], now: 0)
         let response = try ForecastDecoder.decodeSingle(
-            try fixtureBytes("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"), defaultModel: "best_match")
+            try fixtureBytes("forecast-current-hourly-daily-imperial-toronto-dst-crossing.json"),
+            defaultModel: "best_match")
         _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_772_744_400, origin: .import))
         let utc0700 = Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts WHERE valid_time = ?", [.integer(utc0700)]) == 1)
+        #expect(
+            try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts WHERE valid_time = ?", [.integer(utc0700)])
+                == 1)
         // Columns the response lacks are NULL, never zero.
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts WHERE pressure_msl IS NOT NULL") == 0)
         // Sunrise is an instant.
@@ -116,11 +128,18 @@ struct StoreTests {
     @Test("the multi-model Berlin sample gives one run per model")
     func multiModelRuns() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: nil, timezone: "GMT", models: ["best_match", "gfs_seamless"], now: 0)
+        let location = try store.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: nil, timezone: "GMT",
+            models: ["best_match", "gfs_seamless"], now: 0)
         let response = try ForecastDecoder.decodeSingle(
-            try fixtureBytes("forecast-multi-model-best_match-gfs_seamless-current-minutely15-hourly-daily-berlin.json"), defaultModel: "best_match")
+            try fixtureBytes(
+                "forecast-multi-model-best_match-gfs_seamless-current-minutely15-hourly-daily-berlin.json"),
+            defaultModel: "best_match")
         _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_699_872_823, origin: .import))
-        #expect(try store.db.rows("SELECT model FROM forecast_runs ORDER BY model") { $0.string(0) } == ["best_match", "gfs_seamless"])
+        #expect(
+            try store.db.rows("SELECT model FROM forecast_runs ORDER BY model") { $0.string(0) } == [
+                "best_match", "gfs_seamless"
+            ])
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 2 * 168)
         #expect(try store.db.scalarInt("SELECT count(*) FROM observations WHERE source = 'current'") == 1)
     }
@@ -128,10 +147,14 @@ struct StoreTests {
     @Test("the same content twice is one run and two fetch-log entries")
     func repeatedContent() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
-        let response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
-        let first = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
-        let second = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_103_600, origin: .import))
+        let location = try store.addLocation(
+            name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(
+            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        let first = try store.store(
+            response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
+        let second = try store.store(
+            response, for: location, fetch: FetchRecord(fetchedAt: 1_785_103_600, origin: .import))
         #expect(first.map(\.kind) == [.stored])
         #expect(second.map(\.kind) == [.repeated])
         #expect(first[0].runID == second[0].runID)
@@ -144,9 +167,11 @@ struct StoreTests {
     @Test("a failure in the middle of storing leaves every table as it was")
     func atomicStore() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "X", latitude: 1, longitude: 2, elevation: nil, timezone: "GMT", models: [], now: 0)
+        let location = try store.addLocation(
+            name: "X", latitude: 1, longitude: 2, elevation: nil, timezone: "GMT", models: [], now: 0)
         let before = try tableCounts(store)
-        var response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        var response = try ForecastDecoder.decodeSingle(
+            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
         // A location that no longer exists fails the second store after the first one's rows went in.
         response.models.append(response.models[0])
         response.models[1].model = "other"
@@ -154,8 +179,10 @@ struct StoreTests {
         ghost.id = 999
         #expect(throws: StoreError.self) {
             try store.db.transaction {
-                _ = try store.storeInTransaction(response, for: location, fetch: FetchRecord(fetchedAt: 1, origin: .import))
-                _ = try store.storeInTransaction(response, for: ghost, fetch: FetchRecord(fetchedAt: 1, origin: .import))
+                _ = try store.storeInTransaction(
+                    response, for: location, fetch: FetchRecord(fetchedAt: 1, origin: .import))
+                _ = try store.storeInTransaction(
+                    response, for: ghost, fetch: FetchRecord(fetchedAt: 1, origin: .import))
             }
         }
         #expect(try tableCounts(store) == before)
@@ -164,7 +191,8 @@ struct StoreTests {
     @Test("a response repeating an hour or a date stores counts equal to the rows kept")
     func repeatedTimesKeepCountsTrue() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
+        let location = try store.addLocation(
+            name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         let body = #"""
             {"latitude":1,"longitude":2,"utc_offset_seconds":0,
              "hourly":{"time":[0,3600,3600,7200],"temperature_2m":[1,2,3,4]},
@@ -178,8 +206,9 @@ struct StoreTests {
         #expect(try store.db.scalarInt("SELECT count(*) FROM daily_forecasts") == 1)
     }
 
-    @Test("a database on a read-only file system is refused with a clear message, not a raw SQLite error",
-          .enabled(if: getuid() == 0, "needs root to mount a tmpfs"))
+    @Test(
+        "a database on a read-only file system is refused with a clear message, not a raw SQLite error",
+        .enabled(if: getuid() == 0, "needs root to mount a tmpfs"))
     func readOnlyFileSystem() throws {
         let folder = Scratch.root.appendingPathComponent("ro-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -193,7 +222,8 @@ struct StoreTests {
         let path = folder + "/wxdb.sqlite"
         do {
             let store = try Store.open(path: path)
-            _ = try store.addLocation(name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
+            _ = try store.addLocation(
+                name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         }
         #expect(try sh(["mount", "-o", "remount,ro", folder]) == 0)
         #expect {
@@ -229,17 +259,22 @@ struct MovedWindowTests {
     @Test("the same forecast in a window moved by a day continues the run instead of adding one")
     func continuesRun() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
-        let response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
-        let first = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
-        let moved = try store.store(Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
+        let location = try store.addLocation(
+            name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(
+            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        let first = try store.store(
+            response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
+        let moved = try store.store(
+            Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
         #expect(moved.map(\.kind) == [.repeated])
         #expect(moved[0].runID == first[0].runID)
         #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 168 + 24)
         #expect(try store.db.scalarInt("SELECT hour_count FROM forecast_runs") == 168 + 24)
         // The same moved response again is recognised by its hash.
-        let again = try store.store(Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_173_600, origin: .import))
+        let again = try store.store(
+            Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_173_600, origin: .import))
         #expect(again.map(\.kind) == [.repeated])
         try expectClean(store)
     }
@@ -247,10 +282,14 @@ struct MovedWindowTests {
     @Test("a moved window whose shared hours differ is a new run")
     func changedIsNewRun() throws {
         let store = try Store.open(path: temporaryDatabase())
-        let location = try store.addLocation(name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
-        let response = try ForecastDecoder.decodeSingle(try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
+        let location = try store.addLocation(
+            name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
+        let response = try ForecastDecoder.decodeSingle(
+            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
         _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
-        let moved = try store.store(Self.shifted(response, change: 0.1), for: location, fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
+        let moved = try store.store(
+            Self.shifted(response, change: 0.1), for: location,
+            fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
         #expect(moved.map(\.kind) == [.stored])
         #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 2)
     }

@@ -4,7 +4,9 @@ import Foundation
 public enum Subprocess {
     /// Runs `executable arguments` in `folder` (the current one when nil), stderr discarded, and
     /// returns its exit status and standard output.
-    public static func run(_ executable: String, _ arguments: [String], in folder: URL? = nil) throws -> (status: Int32, output: Data) {
+    public static func run(_ executable: String, _ arguments: [String], in folder: URL? = nil) throws -> (
+        status: Int32, output: Data
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -42,9 +42,10 @@ public enum HomeAssistantStatistics {
                 GROUP BY m.id ORDER BY m.statistic_id
                 """
             ) { row in
-                Listed(statisticID: row.string(0), unit: row.optionalString(1), hours: row.int(2), hasMean: row.int(3) > 0,
-                       hasSum: row.int(4) > 0, firstStart: row.optionalDouble(5).map { Int64($0.rounded()) },
-                       lastStart: row.optionalDouble(6).map { Int64($0.rounded()) })
+                Listed(
+                    statisticID: row.string(0), unit: row.optionalString(1), hours: row.int(2), hasMean: row.int(3) > 0,
+                    hasSum: row.int(4) > 0, firstStart: row.optionalDouble(5).map { Int64($0.rounded()) },
+                    lastStart: row.optionalDouble(6).map { Int64($0.rounded()) })
             }
         }
     }
@@ -52,23 +53,33 @@ public enum HomeAssistantStatistics {
     /// Reads `sensors` for valid hours in [`from`, `to`) (either open) in one read transaction.
     /// Throws `StationFileError` when the file is not a recorder database, a statistic id is not
     /// in it, or its unit does not convert to the variable's.
-    public static func read(path: String, sensors: [Sensor], from: Int64? = nil, to: Int64? = nil) throws -> StationImport {
-        try readStationFile(path, kind: "Home Assistant database") { try read($0, path: path, sensors: sensors, from: from, to: to) }
+    public static func read(path: String, sensors: [Sensor], from: Int64? = nil, to: Int64? = nil) throws
+        -> StationImport
+    {
+        try readStationFile(path, kind: "Home Assistant database") {
+            try read($0, path: path, sensors: sensors, from: from, to: to)
+        }
     }
 
     static func checkSchema(_ db: Database, path: String) throws {
         let meta = try columnNames(db, table: "statistics_meta")
         let statistics = try columnNames(db, table: "statistics")
         guard !meta.isEmpty, !statistics.isEmpty else {
-            throw StationFileError("\(path) is a SQLite database without Home Assistant's `statistics` and `statistics_meta` tables, so it is not a recorder database; nothing was stored. Pass home-assistant_v2.db from Home Assistant's config folder")
+            throw StationFileError(
+                "\(path) is a SQLite database without Home Assistant's `statistics` and `statistics_meta` tables, so it is not a recorder database; nothing was stored. Pass home-assistant_v2.db from Home Assistant's config folder"
+            )
         }
         guard meta.isSuperset(of: ["id", "statistic_id", "unit_of_measurement"]),
-              statistics.isSuperset(of: ["metadata_id", "start_ts", "mean", "sum"]) else {
-            throw StationFileError("\(path) has statistics tables without the columns of recorder schema 32 or later (start_ts, mean, sum); open it once with a current Home Assistant to migrate it. Nothing was stored")
+            statistics.isSuperset(of: ["metadata_id", "start_ts", "mean", "sum"])
+        else {
+            throw StationFileError(
+                "\(path) has statistics tables without the columns of recorder schema 32 or later (start_ts, mean, sum); open it once with a current Home Assistant to migrate it. Nothing was stored"
+            )
         }
     }
 
-    static func read(_ db: Database, path: String, sensors: [Sensor], from: Int64?, to: Int64?) throws -> StationImport {
+    static func read(_ db: Database, path: String, sensors: [Sensor], from: Int64?, to: Int64?) throws -> StationImport
+    {
         try checkSchema(db, path: path)
         let precipitation = Variables.hourlyIndex(of: "precipitation")!
         let bounds = hourBounds(from: from, to: to)
@@ -76,15 +87,21 @@ public enum HomeAssistantStatistics {
         var series: [(sensor: Sensor, unit: String, rows: [Int64: (mean: Double?, sum: Double?)])] = []
         for sensor in sensors {
             let variable = Variables.hourly[sensor.variable]
-            guard let meta = try db.firstRow(
-                "SELECT id, unit_of_measurement FROM statistics_meta WHERE statistic_id = ?", [.text(sensor.statisticID)],
-                { (id: $0.int64(0), unit: $0.optionalString(1)) })
+            guard
+                let meta = try db.firstRow(
+                    "SELECT id, unit_of_measurement FROM statistics_meta WHERE statistic_id = ?",
+                    [.text(sensor.statisticID)],
+                    { (id: $0.int64(0), unit: $0.optionalString(1)) })
             else {
-                throw StationFileError("\(path) has no statistic '\(sensor.statisticID)' (for \(variable.name)); nothing was stored. Run with --list to see the statistic ids it holds")
+                throw StationFileError(
+                    "\(path) has no statistic '\(sensor.statisticID)' (for \(variable.name)); nothing was stored. Run with --list to see the statistic ids it holds"
+                )
             }
             let unit = meta.unit ?? ""
             guard StationUnits.knows(unit, quantity: variable.quantity) else {
-                throw StationFileError("statistic '\(sensor.statisticID)' is in '\(unit)', which is not a unit of \(variable.name) wxdb converts (\(StationUnits.accepted(variable.quantity).joined(separator: ", "))); nothing was stored. Pick another statistic (--list shows units)")
+                throw StationFileError(
+                    "statistic '\(sensor.statisticID)' is in '\(unit)', which is not a unit of \(variable.name) wxdb converts (\(StationUnits.accepted(variable.quantity).joined(separator: ", "))); nothing was stored. Pick another statistic (--list shows units)"
+                )
             }
             // Precipitation also needs the hour before the first, to take the increase from.
             let lookback: Int64 = sensor.variable == precipitation ? 7200 : 3600
@@ -112,16 +129,19 @@ public enum HomeAssistantStatistics {
             var outcomes: [Int: Result<Double, StationMissingMark>] = [:]
             for entry in series {
                 let variable = Variables.hourly[entry.sensor.variable]
-                outcomes[entry.sensor.variable] = outcome(hour: hour, rows: entry.rows, unit: entry.unit, variable: variable,
-                                                          increase: entry.sensor.variable == precipitation)
+                outcomes[entry.sensor.variable] = outcome(
+                    hour: hour, rows: entry.rows, unit: entry.unit, variable: variable,
+                    increase: entry.sensor.variable == precipitation)
             }
             result.record(hour: hour, outcomes: outcomes)
         }
         return result
     }
 
-    static func outcome(hour: Int64, rows: [Int64: (mean: Double?, sum: Double?)], unit: String, variable: Variable,
-                        increase: Bool) -> Result<Double, StationMissingMark> {
+    static func outcome(
+        hour: Int64, rows: [Int64: (mean: Double?, sum: Double?)], unit: String, variable: Variable,
+        increase: Bool
+    ) -> Result<Double, StationMissingMark> {
         guard let row = rows[hour - 3600] else { return .failure(StationMissingMark(.gap)) }
         let raw: Double
         if increase {

@@ -15,7 +15,8 @@ public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
     /// What the reason means, for the report.
     public var explanation: String {
         switch self {
-        case .gap: return "no reading for the hour; for weewx's instant values none at the hour or in the 10 minutes before it"
+        case .gap:
+            return "no reading for the hour; for weewx's instant values none at the hour or in the 10 minutes before it"
         case .partialHour: return "the records cover less than the 60 minutes"
         case .overlappingRecords: return "the records' intervals add up to more than 60 minutes"
         case .noValue: return "the reading is empty (NULL)"
@@ -109,12 +110,16 @@ func readStationFile<T>(_ path: String, kind: String, _ body: (Database) throws 
         return try db.transaction(.deferred) { try body(db) }
     } catch let error as SQLiteError {
         if error.isNotADatabase {
-            throw StationFileError("\(path) is not a SQLite database, or it is damaged, so it cannot be read as a \(kind); nothing was stored. Check the path")
+            throw StationFileError(
+                "\(path) is not a SQLite database, or it is damaged, so it cannot be read as a \(kind); nothing was stored. Check the path"
+            )
         }
         if error.isBusy {
-            throw StationFileError("\(path) stayed locked by another program; nothing was stored. Try again in a minute")
+            throw StationFileError(
+                "\(path) stayed locked by another program; nothing was stored. Try again in a minute")
         }
-        throw StationFileError("cannot read \(path) (\(error.message)); check the path and that it is readable. Nothing was stored")
+        throw StationFileError(
+            "cannot read \(path) (\(error.message)); check the path and that it is readable. Nothing was stored")
     }
 }
 
@@ -129,7 +134,9 @@ extension Store {
     /// disappeared from a corrected file is cleared), other variables are left alone, and rows
     /// left with no value at all are removed. Returns the number of hours written.
     @discardableResult
-    public func replaceStationObservations(_ result: StationImport, locationID: Int64, source: String, recordedAt: Int64) throws -> Int {
+    public func replaceStationObservations(
+        _ result: StationImport, locationID: Int64, source: String, recordedAt: Int64
+    ) throws -> Int {
         guard let first = result.firstHour, let last = result.lastHour, !result.variables.isEmpty else { return 0 }
         let names = result.variables.map { Variables.hourly[$0].name }
         return try db.transaction {
@@ -138,7 +145,9 @@ extension Store {
                     + " WHERE location_id = ? AND source = ? AND time BETWEEN ? AND ?",
                 [.integer(locationID), .text(source), .integer(first), .integer(last)])
             for hour in result.hours {
-                try upsertObservation(locationID: locationID, source: source, time: hour.time, values: hour.values, recordedAt: recordedAt)
+                try upsertObservation(
+                    locationID: locationID, source: source, time: hour.time, values: hour.values, recordedAt: recordedAt
+                )
             }
             try db.run(
                 "DELETE FROM observations WHERE location_id = ? AND source = ? AND time BETWEEN ? AND ? AND "

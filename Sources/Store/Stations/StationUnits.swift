@@ -56,11 +56,16 @@ public enum StationUnits {
     static let factors: [Quantity: [String: Double]] = [
         .temperature: ["°C": 1, "degree_C": 1, "C": 1],
         .percent: ["%": 1, "percent": 1],
-        .pressure: ["hPa": 1, "mbar": 1, "inHg": 1 / 0.0295299875, "mmHg": 1.33322387415, "kPa": 10, "Pa": 0.01,
-                    "bar": 1000, "cbar": 10, "psi": 68.9475729318],
-        .speed: ["km/h": 1, "km_per_hour": 1, "m/s": 3.6, "meter_per_second": 3.6, "mph": 1.609344, "mile_per_hour": 1.609344,
-                 "kn": 1.852, "knot": 1.852, "ft/s": 1.09728],
+        .pressure: [
+            "hPa": 1, "mbar": 1, "inHg": 1 / 0.0295299875, "mmHg": 1.33322387415, "kPa": 10, "Pa": 0.01,
+            "bar": 1000, "cbar": 10, "psi": 68.9475729318
+        ],
+        .speed: [
+            "km/h": 1, "km_per_hour": 1, "m/s": 3.6, "meter_per_second": 3.6, "mph": 1.609344,
+            "mile_per_hour": 1.609344,
+            "kn": 1.852, "knot": 1.852, "ft/s": 1.09728
+        ],
         .precipitation: ["mm": 1, "cm": 10, "in": 25.4, "inch": 25.4],
-        .direction: ["°": 1, "degree_compass": 1],
+        .direction: ["°": 1, "degree_compass": 1]
     ]
 }

@@ -13,7 +13,7 @@ public enum WeewxArchive {
     /// The archive column each hourly variable comes from.
     public static let instantColumns: [(column: String, variable: String)] = [
         ("outTemp", "temperature_2m"), ("outHumidity", "relative_humidity_2m"), ("dewpoint", "dew_point_2m"),
-        ("barometer", "pressure_msl"), ("windSpeed", "wind_speed_10m"), ("windDir", "wind_direction_10m"),
+        ("barometer", "pressure_msl"), ("windSpeed", "wind_speed_10m"), ("windDir", "wind_direction_10m")
     ]
     static let precipitation = Variables.hourlyIndex(of: "precipitation")!
     static let gusts = Variables.hourlyIndex(of: "wind_gusts_10m")!
@@ -30,17 +30,25 @@ public enum WeewxArchive {
     static func read(_ db: Database, path: String, from: Int64?, to: Int64?) throws -> StationImport {
         let columns = try columnNames(db, table: "archive")
         guard !columns.isEmpty else {
-            throw StationFileError("\(path) is a SQLite database without an `archive` table, so it is not a weewx archive; nothing was stored. Pass weewx's database (weewx.sdb, see SQLITE_ROOT in weewx.conf)")
+            throw StationFileError(
+                "\(path) is a SQLite database without an `archive` table, so it is not a weewx archive; nothing was stored. Pass weewx's database (weewx.sdb, see SQLITE_ROOT in weewx.conf)"
+            )
         }
         for required in ["datetime", "usunits", "interval"] where !columns.contains(required) {
             let name = ["datetime": "dateTime", "usunits": "usUnits", "interval": "interval"][required]!
-            throw StationFileError("\(path) has an `archive` table without a `\(name)` column, so it is not a weewx archive; nothing was stored")
+            throw StationFileError(
+                "\(path) has an `archive` table without a `\(name)` column, so it is not a weewx archive; nothing was stored"
+            )
         }
         var result = StationImport(variables: (instantIndices + [precipitation, gusts]).sorted())
         let bounds = hourBounds(from: from, to: to)
-        guard let span = try db.firstRow("SELECT min(dateTime), max(dateTime) FROM archive", [], {
-            row -> (Int64, Int64)? in row.isNull(0) ? nil : (row.int64(0), row.int64(1))
-        }) ?? nil else { return result }
+        guard
+            let span = try db.firstRow(
+                "SELECT min(dateTime), max(dateTime) FROM archive", [],
+                {
+                    row -> (Int64, Int64)? in row.isNull(0) ? nil : (row.int64(0), row.int64(1))
+                }) ?? nil
+        else { return result }
         let first = max(bounds.first, ceilHour(span.0))
         let last = min(bounds.last, ceilHour(span.1))
         guard first <= last else { return result }
@@ -50,7 +58,8 @@ public enum WeewxArchive {
         // A column an older or trimmed schema lacks reads as NULL.
         let wanted = instantColumns.map(\.column) + ["rain", "windGust"]
         let selected = wanted.map { columns.contains($0.lowercased()) ? "\"\($0)\"" : "NULL" }
-        let sql = "SELECT dateTime, usUnits, \"interval\", " + selected.joined(separator: ", ")
+        let sql =
+            "SELECT dateTime, usUnits, \"interval\", " + selected.joined(separator: ", ")
             + " FROM archive WHERE dateTime > ? AND dateTime <= ? ORDER BY dateTime"
         let statement = try db.makeStatement(sql)
         try statement.bind([.integer(first - 3600), .integer(last)])
@@ -68,8 +77,10 @@ public enum WeewxArchive {
             finish(through: ceilHour(time))
             let usUnits = row.isNull(1) ? -1 : row.int(1)
             systems.insert(usUnits)
-            hour.add(Record(time: time, usUnits: usUnits, interval: row.isNull(2) ? 0 : row.int64(2),
-                            values: (0..<wanted.count).map { number(row, 3 + $0) }))
+            hour.add(
+                Record(
+                    time: time, usUnits: usUnits, interval: row.isNull(2) ? 0 : row.int64(2),
+                    values: (0..<wanted.count).map { number(row, 3 + $0) }))
             result.recordsRead += 1
         }
         finish(through: last + 3600)
@@ -113,7 +124,8 @@ public enum WeewxArchive {
             if case .success(let sum) = rain {
                 if let raw = record.values[6] {
                     if let unit = StationUnits.weewxUnit(usUnits: record.usUnits, quantity: .precipitation),
-                       let mm = StationUnits.toMetric(raw, unit: unit, quantity: .precipitation) {
+                        let mm = StationUnits.toMetric(raw, unit: unit, quantity: .precipitation)
+                    {
                         rain = .success(sum + mm)
                     } else {
                         rain = .failure(StationMissingMark(.unknownUnit))
@@ -124,8 +136,13 @@ public enum WeewxArchive {
             }
             if let raw = record.values[7] {
                 if let unit = StationUnits.weewxUnit(usUnits: record.usUnits, quantity: .speed),
-                   let speed = StationUnits.toMetric(raw, unit: unit, quantity: .speed) {
-                    if case .success(let top) = gust { gust = .success(max(top, speed)) } else { gust = .success(speed) }
+                    let speed = StationUnits.toMetric(raw, unit: unit, quantity: .speed)
+                {
+                    if case .success(let top) = gust {
+                        gust = .success(max(top, speed))
+                    } else {
+                        gust = .success(speed)
+                    }
                 } else {
                     gustUnitUnknown = true
                 }
@@ -145,22 +162,27 @@ public enum WeewxArchive {
                     continue
                 }
                 guard let unit = StationUnits.weewxUnit(usUnits: latest.usUnits, quantity: quantity),
-                      let value = StationUnits.toMetric(raw, unit: unit, quantity: quantity) else {
+                    let value = StationUnits.toMetric(raw, unit: unit, quantity: quantity)
+                else {
                     out[variable] = .failure(StationMissingMark(.unknownUnit))
                     continue
                 }
                 out[variable] = .success(StationUnits.rounded(value))
             }
-            let coverage: Result<Void, StationMissingMark> = count == 0 ? .failure(StationMissingMark(.gap))
-                : minutes < 60 ? .failure(StationMissingMark(.partialHour))
-                : minutes > 60 ? .failure(StationMissingMark(.overlappingRecords)) : .success(())
+            let coverage: Result<Void, StationMissingMark> =
+                count == 0
+                ? .failure(StationMissingMark(.gap))
+                : minutes < 60
+                    ? .failure(StationMissingMark(.partialHour))
+                    : minutes > 60 ? .failure(StationMissingMark(.overlappingRecords)) : .success(())
             switch coverage {
             case .failure(let mark):
                 out[precipitation] = .failure(mark)
                 out[gusts] = .failure(mark)
             case .success:
                 out[precipitation] = rain.map(StationUnits.rounded)
-                out[gusts] = gustUnitUnknown ? .failure(StationMissingMark(.unknownUnit)) : gust.map(StationUnits.rounded)
+                out[gusts] =
+                    gustUnitUnknown ? .failure(StationMissingMark(.unknownUnit)) : gust.map(StationUnits.rounded)
             }
             return out
         }
