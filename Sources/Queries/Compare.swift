@@ -239,6 +239,7 @@ public enum Compare {
     /// that have runs, else the two with most runs.
     static func chooseModels(_ store: Store, location: Location, requested: [String]?) throws -> [String] {
         let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
+        if stored.isEmpty { throw QueryError.noRuns(location: location.name, model: nil) }
         if let requested {
             guard requested.count == 2, requested[0] != requested[1] else {
                 throw CompareError.needTwoModels(given: requested)
