@@ -115,7 +115,7 @@ struct HTTPClientTests {
     func delayTimesOut() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        server.enqueue(.delay(seconds: 600), times: 2)
+        server.enqueue(.delay(seconds: 3000), times: 2)
 
         let start = Date()
         let (result, attempts) = await Support.fetch(
@@ -124,38 +124,41 @@ struct HTTPClientTests {
         #expect(result.failure == .timedOut(seconds: 1))
         #expect(attempts.count == 2)
         #expect(attempts.allSatisfy { $0.error == .timedOut(seconds: 1) })
-        // Without the deadline the call would take 2 × 600 s. The bound is 10× short of that and
-        // 60× the expected 2 s: the elapsed time also holds this task's wait for the cooperative
-        // pool behind the rest of the suite (22-27 s seen on a loaded 2-core machine).
-        #expect(elapsed < 1200 / 10, "took \(elapsed) s")
+        // Without the deadline the call would take 2 × 3000 s. The bound is 10× short of that and
+        // 300× the expected 2 s: the elapsed time also holds this task's wait for the cooperative
+        // pool behind the rest of the suite (54 s seen on a 2-core machine running three other jobs).
+        #expect(elapsed < 6000 / 10, "took \(elapsed) s")
     }
 
     @Test("a trickling body is cut off by the per-attempt deadline")
     func trickleTimesOut() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        server.enqueue(.trickle(bytesPerSecond: 20))
+        server.enqueue(.trickle(bytesPerSecond: 2))
 
         let start = Date()
-        // 7 days × 3 variables is ~10 kB: at 20 B/s the whole body would take ~500 s.
+        // 7 days × 3 variables is ~10 kB: at 2 B/s the whole body would take ~5000 s.
         let (result, attempts) = await Support.fetch(
             Support.client(timeout: 1, attempts: 1),
             Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m,precipitation,weather_code"))
         let elapsed = Date().timeIntervalSince(start)
         #expect(result.failure == .timedOut(seconds: 1))
         #expect(attempts.count == 1)
-        // 10× short of the untimed ~500 s transfer and 50× the 1 s deadline: the elapsed time also
-        // holds this task's wait for the cooperative pool (22-27 s seen on a loaded 2-core machine).
-        #expect(elapsed < 500 / 10, "took \(elapsed) s")
+        // 10× short of the untimed ~5000 s transfer and 500× the 1 s deadline: the elapsed time also
+        // holds this task's wait for the cooperative pool (54 s seen on a 2-core machine running
+        // three other jobs).
+        #expect(elapsed < 5000 / 10, "took \(elapsed) s")
     }
 
     @Test("a slow but fast-enough trickle still succeeds")
     func trickleCompletes() async throws {
         let server = try Support.server()
         defer { server.stop() }
-        server.enqueue(.trickle(bytesPerSecond: 50_000))
+        // ~3.5 kB at 5 kB/s: under a second of trickling, well inside a deadline that leaves room
+        // for a loaded machine.
+        server.enqueue(.trickle(bytesPerSecond: 5_000))
         let result = await Support.fetch(
-            Support.client(timeout: 3, attempts: 1),
+            Support.client(timeout: 30, attempts: 1),
             Support.url(server, "/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m")
         ).0
         #expect(result.success?.status == 200)
