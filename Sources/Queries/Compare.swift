@@ -9,15 +9,9 @@ public enum LeadGrouping: String, Sendable, CaseIterable {
     /// Whole lead days: 0–24 h, 24–48 h, ... up to 384 h.
     case day
 
-    /// The bucket holding a lead of `hours`, nil outside 0..<384 h.
+    /// The bucket holding a lead of `hours`, nil outside the lead rule: verify's own grouping.
     public func bucket(forLeadHours hours: Double) -> LeadBucket? {
-        switch self {
-        case .lead: return LeadBuckets.bucket(forLeadHours: hours)
-        case .day:
-            guard hours >= 0, hours < 384 else { return nil }
-            let from = Int(hours / 24) * 24
-            return LeadBucket(from: from, to: from + 24)
-        }
+        VerifyQuery.bucket(hours, self == .day ? .day : .lead).map { LeadBucket(from: $0.0, to: $0.1) }
     }
 }
 
