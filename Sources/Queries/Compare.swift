@@ -126,7 +126,6 @@ public enum Compare {
         let models = try chooseModels(store, location: location, requested: options.models)
         for model in models { try QuerySupport.requireRuns(store, location: location, model: model) }
         let source = try ObservationSources.resolve(store, location: location, requested: options.source)
-        let observedName = variable.observedVariable.name
         let quantity = variable.quantity
         let units = options.units
 
@@ -137,23 +136,22 @@ public enum Compare {
             var squared = 0.0
         }
         var buckets: [LeadBucket: [Int64: [Loss]]] = [:]
-        for model in models {
-            try store.forEachForecastPair(
-                locationID: location.id, model: model, variable: variable.name, observedVariable: observedName,
-                source: source, from: options.range.from, to: options.range.to
-            ) { pair in
-                let lead = Double(pair.validTime - pair.issuedAt) / 3600
-                guard let bucket = options.grouping.bucket(forLeadHours: lead),
-                    let index = models.firstIndex(of: pair.model)
-                else { return }
-                let observed = observedValue(pair.observed, variable: variable)
+        for (index, model) in models.enumerated() {
+            let filter = PairFilter(
+                locationID: location.id, source: source, from: options.range.from, to: options.range.to, model: model)
+            try store.forEachVerificationPair(forecast: variable, observed: variable.observedVariable, filter) { row in
+                let issuedAt = row.int64(1), validTime = row.int64(2)
+                guard let bucket = options.grouping.bucket(forLeadHours: Double(validTime - issuedAt) / 3600) else {
+                    return
+                }
+                let observed = observedValue(row.double(4), variable: variable)
                 let error = units.convertDifference(
-                    QuerySupport.difference(pair.forecast, observed, variable), quantity)
-                var hour = buckets[bucket, default: [:]][pair.validTime] ?? [Loss(), Loss()]
+                    QuerySupport.difference(row.double(3), observed, variable), quantity)
+                var hour = buckets[bucket, default: [:]][validTime] ?? [Loss(), Loss()]
                 hour[index].n += 1
                 hour[index].absolute += abs(error)
                 hour[index].squared += error * error
-                buckets[bucket, default: [:]][pair.validTime] = hour
+                buckets[bucket, default: [:]][validTime] = hour
             }
         }
 
