@@ -55,8 +55,11 @@ enum QueryRuns {
             .init("model", .text),
             .init("issued_at", .time, label: "issued (\(QueryCommand.zoneLabel(location)))"),
             .init("issued_at_source", .text, label: "issued from") { cell in
-                if case .text("model_run") = cell { return "model run" }
-                return "first fetch"
+                switch cell {
+                case .text("model_run"): return "model metadata"
+                case .text("single_run"): return "single-run archive"
+                default: return "first fetch"
+                }
             },
             .init("first_fetch", .time, label: "first fetch"),
             .init("last_fetch", .time, label: "last fetch"),

@@ -8,6 +8,8 @@ public struct Endpoints: Sendable {
     public var archive: String
     public var geocoding: String
     public var meta: String
+    /// Open-Meteo's Single Runs API: one past model run by its initialisation time (`wxdb backfill`).
+    public var singleRuns: String
     /// A commercial key: requests then go to the `customer-` hosts with `apikey=`.
     public var apiKey: String?
 
@@ -16,9 +18,14 @@ public struct Endpoints: Sendable {
         archive: "https://archive-api.open-meteo.com/v1/archive",
         geocoding: "https://geocoding-api.open-meteo.com/v1/search",
         meta: "https://api.open-meteo.com/data",
-        apiKey: nil)
+        apiKey: nil,
+        singleRuns: "https://single-runs-api.open-meteo.com/v1/forecast")
 
-    public init(forecast: String, archive: String, geocoding: String, meta: String, apiKey: String?) {
+    public init(
+        forecast: String, archive: String, geocoding: String, meta: String, apiKey: String?,
+        singleRuns: String = "https://single-runs-api.open-meteo.com/v1/forecast"
+    ) {
+        self.singleRuns = singleRuns
         self.forecast = forecast
         self.archive = archive
         self.geocoding = geocoding
@@ -26,8 +33,8 @@ public struct Endpoints: Sendable {
         self.apiKey = apiKey
     }
 
-    /// Reads `WXDB_FORECAST_URL`, `WXDB_ARCHIVE_URL`, `WXDB_GEOCODING_URL`, `WXDB_META_URL` and
-    /// `WXDB_API_KEY`; `apiKey` (from `--api-key`) wins over the environment.
+    /// Reads `WXDB_FORECAST_URL`, `WXDB_ARCHIVE_URL`, `WXDB_GEOCODING_URL`, `WXDB_META_URL`,
+    /// `WXDB_SINGLE_RUNS_URL` and `WXDB_API_KEY`; `apiKey` (from `--api-key`) wins over the environment.
     public static func from(environment: [String: String], apiKey: String? = nil) -> Endpoints {
         func value(_ name: String, _ fallback: String) -> String {
             guard let v = environment[name], !v.isEmpty else { return fallback }
@@ -39,7 +46,8 @@ public struct Endpoints: Sendable {
             archive: value("WXDB_ARCHIVE_URL", defaults.archive),
             geocoding: value("WXDB_GEOCODING_URL", defaults.geocoding),
             meta: value("WXDB_META_URL", defaults.meta),
-            apiKey: key)
+            apiKey: key,
+            singleRuns: value("WXDB_SINGLE_RUNS_URL", defaults.singleRuns))
     }
 
     /// Whether the free API's rate limits apply (no key).

@@ -29,6 +29,8 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     /// A migration is not recorded although a later one is: `schema_migrations` was edited or
     /// damaged, so applying it again would fail halfway or change tables that already have it.
     case missingRecord(name: String, later: String, path: String)
+    /// A migration left rows that refer to rows that do not exist; it was rolled back.
+    case foreignKeyViolation(name: String, path: String)
 
     public var description: String {
         switch self {
@@ -41,6 +43,9 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
         case .missingRecord(let name, let later, let path):
             return
                 "\(path) does not record migration \(name) although it records the later \(later): its schema_migrations table was edited or damaged, so wxdb cannot tell which schema it has. The file was not changed; restore it from a backup, or export what still reads with 'wxdb export'."
+        case .foreignKeyViolation(let name, let path):
+            return
+                "migration \(name) would leave rows in \(path) that refer to missing rows, so it was rolled back and the file was not changed; run 'wxdb doctor' and restore the file from a backup if it reports damage."
         }
     }
 }
@@ -102,6 +107,13 @@ public struct Migrator: Sendable {
         try check(db)
         var done = Set(try applied(in: db).map(\.name))
         var appliedNow: [String] = []
+        // SQLite changes a CHECK only by rebuilding the table, and dropping the old table with
+        // foreign keys on would delete every row that refers to it (ON DELETE CASCADE). So
+        // migrations run with them off (a no-op inside a transaction, hence here) and each is
+        // checked with foreign_key_check before it commits.
+        let foreignKeys = try db.scalarInt("PRAGMA foreign_keys") ?? 0
+        if foreignKeys != 0 { try db.execute("PRAGMA foreign_keys = OFF") }
+        defer { if foreignKeys != 0 { try? db.execute("PRAGMA foreign_keys = ON") } }
         for migration in migrations where !done.contains(migration.name) {
             try db.transaction {
                 try db.execute(Self.createTable)
@@ -111,6 +123,12 @@ public struct Migrator: Sendable {
                         "SELECT count(*) FROM schema_migrations WHERE name = ?", [.text(migration.name)]) ?? 0
                 guard already == 0 else { return }
                 try db.execute(migration.sql)
+                // Only a rebuild (a dropped table) can break references; the check reads every row.
+                if migration.sql.contains("DROP TABLE"),
+                    try db.firstRow("PRAGMA foreign_key_check", [], { _ in true }) != nil
+                {
+                    throw MigrationError.foreignKeyViolation(name: migration.name, path: db.path)
+                }
                 try db.run(
                     "INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)",
                     [.text(migration.name), .text(migration.checksum), .integer(now)])

@@ -5,6 +5,8 @@ import WxSQLite
 public enum FetchOrigin: String, Sendable {
     case fetch
     case `import`
+    /// A past run asked for by its initialisation time from the Single Runs API (`wxdb backfill`).
+    case singleRun = "single_run"
 }
 
 /// What storing one model's forecast did.
@@ -175,7 +177,8 @@ extension Store {
                 """,
                 [
                     .integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
-                    .text(modelRun == nil ? "first_fetch" : "model_run"), .integer(fetch.fetchedAt),
+                    .text(modelRun == nil ? "first_fetch" : fetch.origin == .singleRun ? "single_run" : "model_run"),
+                    .integer(fetch.fetchedAt),
                     .real(response.latitude), .real(response.longitude), response.elevation.sqlValue,
                     .integer(Int64(response.utcOffsetSeconds)), .text(response.timezone), .integer(hash),
                     forecast.hourlyTimes.min().sqlValue, forecast.hourlyTimes.max().sqlValue,
@@ -197,6 +200,22 @@ extension Store {
             kind: kind, model: forecast.model, runID: runID,
             hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
             addedHours: added, continued: continued)
+    }
+
+    /// The initialisation times of the location's stored runs of `model` issued in `from..<to`
+    /// whose issue time is a known model run (from metadata or the Single Runs API): what a
+    /// backfill skips without a request.
+    public func knownRunTimes(locationID: Int64, model: String, from: Int64, to: Int64) throws -> Set<Int64> {
+        let statement = try db.cachedStatement(
+            """
+            SELECT issued_at FROM forecast_runs WHERE location_id = ? AND model = ? AND issued_at >= ? AND issued_at < ?
+              AND issued_at_source != 'first_fetch'
+            """)
+        try statement.bind([.integer(locationID), .text(model), .integer(from), .integer(to)])
+        defer { statement.reset() }
+        var times = Set<Int64>()
+        while let row = try statement.step() { times.insert(row.int64(0)) }
+        return times
     }
 
     /// A stored run that is the same model run as `forecast`.
@@ -227,7 +246,7 @@ extension Store {
             """
             SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
             WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
-              AND (?5 IS NULL OR issued_at_source != 'model_run' OR issued_at = ?5)
+              AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5)
             ORDER BY issued_at DESC, id DESC
             """,
             [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue]

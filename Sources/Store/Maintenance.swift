@@ -56,7 +56,7 @@ extension Store {
     /// in `[from, to)`.
     public func apiWeightUsed(from: Int64, to: Int64) throws -> Double {
         try db.firstRow(
-            "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin = 'fetch' AND attempted_at >= ? AND attempted_at < ?",
+            "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin IN ('fetch', 'single_run') AND attempted_at >= ? AND attempted_at < ?",
             [.integer(from), .integer(to)]
         ) { $0.double(0) } ?? 0
     }
