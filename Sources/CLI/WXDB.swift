@@ -16,7 +16,8 @@ public enum WXDB {
             subcommands: [
                 LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command,
                 QueryCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
-                StatsCommand.command, DoctorCommand.command, CompletionCommand.command
+                StatsCommand.command, DoctorCommand.command, CompletionCommand.command,
+                BackfillCommand.command
             ]
         )
     }

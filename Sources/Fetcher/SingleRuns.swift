@@ -125,6 +125,8 @@ public struct BackfillSummary: Sendable {
     /// Why the backfill stopped before its end (a spent budget), with when to run it again.
     public var stopped: String?
 
+    public init() {}
+
     public var succeeded: Bool { failed.isEmpty && stopped == nil }
 
     public var line: String {
