@@ -10,9 +10,10 @@ public enum SyntheticHistory {
     static let daily =
         "weather_code,temperature_2m_max,temperature_2m_min,precipitation_sum,precipitation_probability_max,wind_speed_10m_max,sunrise,sunset"
 
-    /// One forecast response as fetched at `now`, from model run `run`.
+    /// One forecast response as fetched at `now`, from the model run initialised at `initTime`
+    /// (Unix seconds): the values the replay server's live and single-runs endpoints give that run.
     public static func forecast(
-        latitude: Double, longitude: Double, timezone: String, now: Date, run: Int,
+        latitude: Double, longitude: Double, timezone: String, now: Date, initTime: Int,
         forecastDays: Int = 16, pastDays: Int = 1
     ) throws -> Data {
         let query = Query([
@@ -24,7 +25,7 @@ public enum SyntheticHistory {
         do {
             let text = try Synth.location(
                 api: .forecast, query: query, latitude: latitude, longitude: longitude, index: 0,
-                zoneName: timezone, context: SynthContext(now: now, run: run))
+                zoneName: timezone, context: SynthContext(now: now, run: initTime))
             return Data(text.utf8)
         } catch {
             throw HistoryError(message: "cannot synthesize: \(error.reason)")

@@ -10,8 +10,8 @@ import Foundation
     import Darwin
 #endif
 
-/// An HTTP/1.1 server on 127.0.0.1 that imitates the Open-Meteo forecast, archive, geocoding and
-/// meta.json endpoints and injects faults on demand.
+/// An HTTP/1.1 server on 127.0.0.1 that imitates the Open-Meteo forecast, single-runs, archive,
+/// geocoding and meta.json endpoints and injects faults on demand.
 ///
 /// All mutable state sits behind one lock, so the class is safe to use from tests while its
 /// connection threads run; that is what `@unchecked Sendable` promises here.
@@ -89,7 +89,12 @@ public final class ReplayServer: @unchecked Sendable {
 
     // MARK: Configuration
 
-    /// Seconds per synthetic model run; the run number is `floor(now / runIntervalSeconds)`.
+    /// The path of the Single Runs API (`single-runs-api.open-meteo.com/v1/forecast` for real):
+    /// its own prefix, so faults and request counts can target it apart from `/v1/forecast`.
+    public static let singleRunsPath = "/single-runs/v1/forecast"
+
+    /// Seconds per synthetic model run of blends (`best_match`) and models not in `ReplayModels`;
+    /// the run number is `floor(now / runIntervalSeconds)`. Known models keep their own cadence.
     public var runIntervalSeconds: Int {
         get { lock.withLock { _runInterval } }
         set { lock.withLock { _runInterval = max(1, newValue) } }
@@ -105,6 +110,19 @@ public final class ReplayServer: @unchecked Sendable {
     public var currentRun: Int {
         let (clock, interval) = lock.withLock { (_now, _runInterval) }
         return Int((clock().timeIntervalSince1970 / Double(interval)).rounded(.down))
+    }
+
+    /// The schedule the server uses for a `models=` name: its domain's, or for blends and unknown
+    /// names one run every `runIntervalSeconds`, available at once.
+    public func model(named name: String) -> ReplayModel {
+        if let known = ReplayModels.model(named: name) { return known }
+        return ReplayModel(
+            domain: name, cadence: runIntervalSeconds, delay: 0, archiveStart: ReplayModels.defaultArchiveStart)
+    }
+
+    /// The initialisation time (Unix seconds) of the run the live endpoint serves for `model` now.
+    public func latestRun(model name: String) -> Int {
+        model(named: name).latestRun(at: Int(now().timeIntervalSince1970.rounded(.down)))
     }
 
     /// The bound port (0 before `start()`).
@@ -143,6 +161,11 @@ public final class ReplayServer: @unchecked Sendable {
 
     /// Every non-control request target (path and query) in arrival order.
     public var requests: [String] { lock.withLock { log } }
+
+    /// How many logged requests had a path starting with `path` (e.g. `singleRunsPath`).
+    public func requestCount(path: String) -> Int {
+        requests.filter { $0.hasPrefix(path) }.count
+    }
 
     /// Clears the request log.
     public func resetLog() { lock.withLock { log.removeAll() } }
@@ -390,6 +413,8 @@ public final class ReplayServer: @unchecked Sendable {
         switch path {
         case "/v1/forecast":
             return locations(api: .forecast, query: query, rewrite: rewrite)
+        case Self.singleRunsPath:
+            return singleRun(query: query, rewrite: rewrite)
         case "/v1/archive":
             return locations(api: .archive, query: query, rewrite: rewrite)
         case "/v1/search":
@@ -405,7 +430,7 @@ public final class ReplayServer: @unchecked Sendable {
 
     /// Forecast and archive share the multi-location rules: one pair → an object, several → an
     /// array whose elements after the first carry `"location_id": i`, as Open-Meteo answers several locations.
-    private func locations(api: Synth.API, query q: Query, rewrite: Fault? = nil) -> Response {
+    private func locations(api: Synth.API, query q: Query, rewrite: Fault? = nil, singleRun: Int? = nil) -> Response {
         let lats = q.list("latitude").map { Double($0) }
         let lons = q.list("longitude").map { Double($0) }
         guard !lats.isEmpty, !lons.isEmpty else {
@@ -432,15 +457,24 @@ public final class ReplayServer: @unchecked Sendable {
                 status: 400,
                 body: Self.errorBody("Parameter 'timezone' must have the same number of elements as latitude"))
         }
-        let (clock, interval, registered) = lock.withLock { (_now, _runInterval, forecasts) }
-        let now = clock()
-        let context = SynthContext(now: now, run: Int((now.timeIntervalSince1970 / Double(interval)).rounded(.down)))
+        let (clock, registered) = lock.withLock { (_now, forecasts) }
+        let context: SynthContext
+        if let singleRun {
+            // A single run's window starts on its initialisation day, as the live one starts today.
+            context = SynthContext(now: Date(timeIntervalSince1970: TimeInterval(singleRun)), run: singleRun)
+        } else {
+            let now = clock()
+            let seconds = Int(now.timeIntervalSince1970.rounded(.down))
+            let schedules = Dictionary(q.list("models").map { ($0, model(named: $0)) }, uniquingKeysWith: { a, _ in a })
+            let blend = model(named: "best_match")
+            context = SynthContext(now: now) { (schedules[$0] ?? blend).latestRun(at: seconds) }
+        }
 
         var objects: [Data] = []
         for (i, (la, lo)) in coords.enumerated() {
             // `wrongLocationID`: the content of location i labelled as the next one.
             let id = rewrite == .wrongLocationID ? (i + 1) % coords.count : i
-            if api == .forecast,
+            if api == .forecast, singleRun == nil,
                 let hit = registered.last(where: { abs($0.lat - la) <= 0.01 && abs($0.lon - lo) <= 0.01 })
             {
                 objects.append(id == 0 ? hit.body : Self.insertLocationID(id, into: hit.body))
@@ -477,6 +511,54 @@ public final class ReplayServer: @unchecked Sendable {
         }
         body.append(Data("]".utf8))
         return Response(status: 200, body: body)
+    }
+
+    /// The Single Runs API: the whole of one run (`run=YYYY-MM-DDTHH:MM`, UTC) of every requested
+    /// model, from local midnight of the run's day for `forecast_days` (default 16) days, with the
+    /// values the live endpoint serves while that run is the latest. A run the archive does not hold
+    /// (before its start, off the model's cadence or a full 3 hours) or not yet available at the
+    /// server's clock gets a 400 that names it.
+    private func singleRun(query q: Query, rewrite: Fault?) -> Response {
+        func bad(_ reason: String) -> Response { Response(status: 400, body: Self.errorBody(reason)) }
+        guard let text = q["run"], !text.isEmpty else {
+            return bad("Parameter 'run' is required (the model run's initialisation time, YYYY-MM-DDTHH:MM in UTC)")
+        }
+        guard let run = Self.parseTime(text) else {
+            return bad("Invalid run '\(text)'. Expected the initialisation time as YYYY-MM-DDTHH:MM in UTC")
+        }
+        if q["start_date"] != nil || q["end_date"] != nil {
+            return bad("Parameter 'run' must not be combined with 'start_date' and 'end_date'")
+        }
+        let name = Civil.minuteString(run)
+        let now = Int(self.now().timeIntervalSince1970.rounded(.down))
+        let models = q.list("models").isEmpty ? ["best_match"] : q.list("models")
+        for modelName in models {
+            let m = model(named: modelName)
+            let unavailable = "The requested model run is not available: \(modelName) run \(name)"
+            if run < m.archiveStart {
+                return bad("\(unavailable) is before the archive's start \(Civil.minuteString(m.archiveStart))")
+            }
+            if !m.isArchived(run) {
+                let step = max(m.cadence, ReplayModel.archiveStep) / 3600
+                return bad("\(unavailable) is not archived (runs every \(step) hours from 00 UTC)")
+            }
+            if run + m.delay > now {
+                return bad("\(unavailable) is not available yet (from \(Civil.minuteString(run + m.delay)) UTC)")
+            }
+        }
+        let query = q["forecast_days"] == nil ? q.setting("forecast_days", to: "16") : q
+        return locations(api: .forecast, query: query, rewrite: rewrite, singleRun: run)
+    }
+
+    /// "YYYY-MM-DDTHH:MM" (UTC) → Unix seconds.
+    public static func parseTime(_ text: String) -> Int? {
+        let parts = text.split(separator: "T", omittingEmptySubsequences: false)
+        guard parts.count == 2, let day = Civil.parseDate(String(parts[0])) else { return nil }
+        let clock = parts[1].split(separator: ":", omittingEmptySubsequences: false)
+        guard clock.count == 2, clock.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) }),
+            let h = Int(clock[0]), let m = Int(clock[1]), (0..<24).contains(h), (0..<60).contains(m)
+        else { return nil }
+        return day * 86400 + h * 3600 + m * 60
     }
 
     /// Inserts `"location_id":i` right after the `elevation` value (where Open-Meteo writes it),
@@ -574,18 +656,32 @@ public final class ReplayServer: @unchecked Sendable {
         return Response(status: 200, body: result)
     }
 
-    private func meta(model: String) -> Response {
-        let (initTime, interval) = lock.withLock { (metas[model], _runInterval) }
-        guard let initTime else {
+    /// `/data/<domain>/static/meta.json`: a registered initialisation time wins; a domain in
+    /// `ReplayModels` otherwise describes its latest run at the server's clock, the run the live
+    /// endpoint serves; other domains are 404.
+    private func meta(model domain: String) -> Response {
+        let (registered, interval, clock) = lock.withLock { (metas[domain], _runInterval, _now) }
+        let known = ReplayModels.domains[domain]
+        let json: String
+        if let initTime = registered {
+            // A registered time keeps its old, plausible pattern: written ~2 h after init,
+            // available a few minutes later.
+            json = """
+                {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\
+                "last_run_availability_time":\(initTime + 7500),"temporal_resolution_seconds":3600,\
+                "update_interval_seconds":\(known?.cadence ?? interval),"data_end_time":\(initTime + 16 * 86400)}
+                """
+        } else if let known {
+            let initTime = known.latestRun(at: Int(clock().timeIntervalSince1970.rounded(.down)))
+            // Written a few minutes before it is announced, as Open-Meteo's servers do.
+            json = """
+                {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + known.delay - 300),\
+                "last_run_availability_time":\(initTime + known.delay),"temporal_resolution_seconds":3600,\
+                "update_interval_seconds":\(known.cadence),"data_end_time":\(initTime + 16 * 86400)}
+                """
+        } else {
             return Response(status: 404, body: Self.errorBody("Not found"))
         }
-        // Same fields as Open-Meteo's meta.json; the derived times follow a plausible
-        // pattern: data written ~2 h after init, available a few minutes later.
-        let json = """
-            {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + 7200),\
-            "last_run_availability_time":\(initTime + 7500),"temporal_resolution_seconds":3600,\
-            "update_interval_seconds":\(interval),"data_end_time":\(initTime + 16 * 86400)}
-            """
         return Response(status: 200, body: Data(json.utf8))
     }
 
@@ -651,6 +747,27 @@ public final class ReplayServer: @unchecked Sendable {
             guard let model = q["model"], let t = q.int("init") else { return bad("meta needs model= and init=") }
             registerMeta(model: model, lastRunInitialisationTime: t)
             return ok()
+        case "/_control/stats":
+            // Requests per path, e.g. {"/single-runs/v1/forecast":3,"/v1/forecast":1}.
+            var counts: [String: Int] = [:]
+            for target in requests {
+                counts[String(target.split(separator: "?", maxSplits: 1).first ?? ""), default: 0] += 1
+            }
+            let fields = counts.keys.sorted().map { "\(JSONText.quote($0)):\(counts[$0]!)" }
+            return Response(status: 200, body: Data("{\(fields.joined(separator: ","))}".utf8))
+        case "/_control/now":
+            // t=UNIX-SECONDS or t=YYYY-MM-DDTHH:MM (UTC) fixes the clock; t=real lets it run again.
+            if let t = q["t"] {
+                if t == "real" {
+                    now = { Date() }
+                } else if let seconds = Int(t) ?? Self.parseTime(t.hasSuffix("Z") ? String(t.dropLast()) : t) {
+                    let fixed = Date(timeIntervalSince1970: TimeInterval(seconds))
+                    now = { fixed }
+                } else {
+                    return bad("now needs t=UNIX-SECONDS, t=YYYY-MM-DDTHH:MM (UTC) or t=real")
+                }
+            }
+            return ok(",\"now\":\(Int(now().timeIntervalSince1970.rounded(.down)))")
         case "/_control/run-interval":
             guard let s = q.int("seconds"), s > 0 else { return bad("run-interval needs seconds=") }
             runIntervalSeconds = s

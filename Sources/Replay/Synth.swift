@@ -29,6 +29,13 @@ struct Query {
     }
 
     func int(_ key: String) -> Int? { values[key].flatMap { Int($0) } }
+
+    /// This query with `key` set to `value`.
+    func setting(_ key: String, to value: String) -> Query {
+        var copy = self
+        copy.values[key] = value
+        return copy
+    }
 }
 
 /// A 400 answer with the Open-Meteo error body.
@@ -170,8 +177,10 @@ func unit(_ x: UInt64) -> Double { Double(mix(x) >> 11) / Double(1 << 53) }
 
 /// What makes one value series differ from another besides place and time.
 enum Variation {
-    /// A forecast from model run `run`: a smooth run-specific error on top of the "truth".
-    case forecast(run: Int)
+    /// A forecast from the model run initialised at `initTime` (Unix seconds): a smooth
+    /// run-specific error on top of the "truth". Keyed by the initialisation time, not by a run
+    /// counter, so the live endpoint and the single-runs endpoint give one run the same values.
+    case forecast(initTime: Int)
     /// Observations (archive API): the truth plus hour-by-hour noise that never changes.
     case observed
 }
@@ -492,8 +501,21 @@ struct JSONText {
 
 /// Everything the synthesizer needs besides the query.
 struct SynthContext {
+    /// The clock: "today" (the window's first day), `current` and tz-database offsets.
     let now: Date
-    let run: Int
+    /// The initialisation time (Unix seconds) of the run a model's forecast comes from. The live
+    /// endpoint passes each model's latest available run; the single-runs endpoint the requested one.
+    let runInit: (String) -> Int
+
+    init(now: Date, runInit: @escaping (String) -> Int) {
+        self.now = now
+        self.runInit = runInit
+    }
+
+    /// Every model from the same run.
+    init(now: Date, run: Int) {
+        self.init(now: now, runInit: { _ in run })
+    }
 }
 
 enum Synth {
@@ -555,7 +577,7 @@ enum Synth {
         func field(_ model: String) -> Field {
             Field(
                 latitude: latitude, longitude: longitude, elevation: elevation, model: model,
-                variation: api == .forecast ? .forecast(run: context.run) : .observed)
+                variation: api == .forecast ? .forecast(initTime: context.runInit(model)) : .observed)
         }
 
         var o = "{"

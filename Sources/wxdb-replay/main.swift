@@ -11,18 +11,31 @@ import WxReplay
 #endif
 
 let usage = """
-    usage: wxdb-replay [--fixtures DIR] [--port N] [--run-interval SECONDS] [--forecast LAT,LON,FILE ...]
+    usage: wxdb-replay [--fixtures DIR] [--port N] [--run-interval SECONDS] [--now TIME]
+                       [--forecast LAT,LON,FILE ...]
 
     Serves a local imitation of the Open-Meteo API on 127.0.0.1 for tests and offline demos.
     Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM or SIGINT.
 
       --fixtures DIR          folder with sample responses (default: ./Fixtures)
       --port N                port to bind (default 0: any free port)
-      --run-interval SECONDS  length of a synthetic model run (default 10800)
+      --run-interval SECONDS  run length of best_match and unknown models (default 10800)
+      --now TIME              fix the server's clock: Unix seconds or YYYY-MM-DDTHH:MM (UTC)
       --forecast LAT,LON,FILE serve FILE for forecast requests at LAT,LON (repeatable)
 
+    Endpoints (base URL + path):
+      /v1/forecast                 live forecast: each model's latest run available at the clock
+      /single-runs/v1/forecast     Single Runs API: run=YYYY-MM-DDTHH:MM (UTC) required; same
+                                   parameters; forecast_days defaults to 16; a run before the
+                                   archive's start, off the model's cadence or a full 3 hours, or
+                                   not yet available at the clock is a 400 naming the run
+                                   (WXDB_SINGLE_RUNS_URL=BASE/single-runs/v1/forecast)
+      /data/<domain>/static/meta.json  model run metadata (WXDB_META_URL=BASE/data)
+      /v1/archive, /v1/search      observed weather (ERA5-like) and geocoding
+
     Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
-    /_control/reset, /_control/meta?model=&init=, /_control/run-interval?seconds=
+    /_control/stats (requests per path), /_control/reset, /_control/meta?model=&init=,
+    /_control/run-interval?seconds=, /_control/now?t=UNIX|YYYY-MM-DDTHH:MM|real
 
     Fault kinds: status&code=&reason=, delay&seconds=, truncated, reset, ratelimit,
     toomany&reason=minutely|hourly|daily|TEXT&retry_after=SECONDS|HTTP-DATE, echokey&code=,
@@ -67,9 +80,8 @@ func generate(_ arguments: [String]) -> Never {
         while t < end {
             // Fetched 4 h after the run started, as global models become available.
             let fetched = t.addingTimeInterval(4 * 3600 + 137)
-            let run = Int(t.timeIntervalSince1970) / (every * 3600)
             let body = try SyntheticHistory.forecast(
-                latitude: lat, longitude: lon, timezone: timezone, now: fetched, run: run)
+                latitude: lat, longitude: lon, timezone: timezone, now: fetched, initTime: Int(t.timeIntervalSince1970))
             let name = "run-\(Int(t.timeIntervalSince1970)).json"
             try body.write(to: folder.appendingPathComponent(name))
             index += "\(name) \(formatter.string(from: fetched))\n"
@@ -96,6 +108,7 @@ func fail(_ message: String) -> Never {
 var fixtures = URL(fileURLWithPath: "Fixtures")
 var port = 0
 var runInterval: Int?
+var fixedNow: Date?
 var forecasts: [(Double, Double, URL)] = []
 
 var args = Array(CommandLine.arguments.dropFirst())
@@ -124,6 +137,13 @@ while !args.isEmpty {
     case "--run-interval":
         guard let s = Int(value()), s > 0 else { fail("--run-interval needs a positive number of seconds") }
         runInterval = s
+    case "--now":
+        let text = value()
+        let clock = text.hasSuffix("Z") ? String(text.dropLast()) : text
+        guard let seconds = Int(text) ?? ReplayServer.parseTime(clock) else {
+            fail("--now needs Unix seconds or YYYY-MM-DDTHH:MM (UTC)")
+        }
+        fixedNow = Date(timeIntervalSince1970: TimeInterval(seconds))
     case "--forecast":
         let parts = value().split(separator: ",", maxSplits: 2).map(String.init)
         guard parts.count == 3, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
@@ -140,6 +160,7 @@ signal(SIGPIPE, SIG_IGN)
 
 let server = ReplayServer(fixtures: fixtures)
 if let runInterval { server.runIntervalSeconds = runInterval }
+if let fixedNow { server.now = { fixedNow } }
 for (lat, lon, file) in forecasts {
     guard let body = try? Data(contentsOf: file) else { fail("cannot read \(file.path)") }
     server.registerForecast(latitude: lat, longitude: lon, body: body)

@@ -185,18 +185,19 @@ struct ReplayServerTests {
         #expect(((berlin["results"] as? [[String: Any]])?.first?["id"] as? Int) == 2950159)
     }
 
-    @Test("meta.json: 404 until registered, then the documented fields")
+    @Test("meta.json: 404 for an unknown domain until registered; a registered time wins")
     func meta() async throws {
         let server = try Support.server()
         defer { server.stop() }
         let missing = await Support.fetch(
-            Support.client(attempts: 1), Support.url(server, "/data/dwd_icon/static/meta.json")
+            Support.client(attempts: 1), Support.url(server, "/data/nowhere_model/static/meta.json")
         ).0
         #expect(missing.failure == .http(status: 404, reason: "Not found"))
 
-        server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_045_600)
+        server.registerMeta(model: "dwd_icon", lastRunInitialisationTime: 1_785_000_000)
         let o = try await object(server, "/data/dwd_icon/static/meta.json")
-        #expect(o["last_run_initialisation_time"] as? Int == 1_785_045_600)
+        #expect(o["last_run_initialisation_time"] as? Int == 1_785_000_000)
+        #expect(o["update_interval_seconds"] as? Int == 21600)
         for key in [
             "last_run_modification_time", "last_run_availability_time", "temporal_resolution_seconds",
             "update_interval_seconds", "data_end_time"
