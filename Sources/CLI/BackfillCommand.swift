@@ -37,9 +37,12 @@ enum BackfillCommand {
                         "every", "hours",
                         "Ask for a run every N hours (a multiple of 3) instead of the model's own cadence.",
                         in: 3...24, \.every),
-                    .flag("no-observations", "Do not fetch the observed weather (era5) of the same days.", \.noObservations)
+                    .flag(
+                        "no-observations", "Do not fetch the observed weather (era5) of the same days.",
+                        \.noObservations)
                 ]
-                + FormatOption.options(\.output, [.table, .json], help: "table (one summary line) or json (a summary object).")
+                + FormatOption.options(
+                    \.output, [.table, .json], help: "table (one summary line) or json (a summary object).")
                 + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
 
@@ -51,7 +54,8 @@ enum BackfillCommand {
             }
             if days != nil, range.to != nil { throw UsageError("--to goes with --from, not with --days") }
             if let every, every % 3 != 0 {
-                throw UsageError("--every must be a multiple of 3 hours (the archive keeps runs every full 3 hours), not \(every)")
+                throw UsageError(
+                    "--every must be a multiple of 3 hours (the archive keeps runs every full 3 hours), not \(every)")
             }
             try range.validate()
         }
@@ -60,7 +64,8 @@ enum BackfillCommand {
     static var command: Command {
         Command(
             name: "backfill",
-            abstract: "Load past forecast runs (Open-Meteo's Single Runs API) and the observed weather of the same days.",
+            abstract:
+                "Load past forecast runs (Open-Meteo's Single Runs API) and the observed weather of the same days.",
             discussion: """
                 For each model of each location (or those named) and each run initialised in the window, the run is
                 fetched from the Single Runs API (WXDB_SINGLE_RUNS_URL, default
@@ -87,7 +92,8 @@ enum BackfillCommand {
             locations = try args.locations.map { try LocationOption.resolve($0, in: store) }
         }
         guard !locations.isEmpty else {
-            throw CLIError("no saved locations to backfill; add one with 'wxdb locations add NAME --models icon_seamless'")
+            throw CLIError(
+                "no saved locations to backfill; add one with 'wxdb locations add NAME --models icon_seamless'")
         }
         let now = context.nowUnix
         var targets: [(location: Location, models: [String], from: Int64, to: Int64)] = []
@@ -123,7 +129,8 @@ enum BackfillCommand {
 
         let endpoints = args.network.endpoints(context)
         let client = args.network.httpClient(context)
-        let backfill = SingleRunBackfill(store: store, client: client, endpoints: endpoints, now: { [context] in context.now() })
+        let backfill = SingleRunBackfill(
+            store: store, client: client, endpoints: endpoints, now: { [context] in context.now() })
         backfill.sleep = { [context] seconds in try? await context.sleep(TimeInterval(seconds)) }
         backfill.notice = { [context] line in context.note(line) }
         if context.verbose { backfill.log = { [context] line in context.err(line) } }
@@ -143,7 +150,9 @@ enum BackfillCommand {
                 let line =
                     done == total
                     ? "\r\u{1B}[K"
-                    : String(format: "\rBackfill: %d/%d runs, %.1f runs/s, about %d:%02d left\u{1B}[K", done, total, rate, left / 60, left % 60)
+                    : String(
+                        format: "\rBackfill: %d/%d runs, %.1f runs/s, about %d:%02d left\u{1B}[K", done, total, rate,
+                        left / 60, left % 60)
                 FileHandle.standardError.write(Data(line.utf8))
             }
         }
@@ -156,9 +165,11 @@ enum BackfillCommand {
                 // Observations for every hour the window's runs forecast, up to now.
                 let zone = target.location.timezone == "auto" ? "UTC" : target.location.timezone
                 let fromDate = ZoneTime.date(of: target.from, timezone: zone)
-                let toDate = ZoneTime.date(of: min(target.to - 1 + Int64(SingleRunBackfill.forecastDays) * 86400, now), timezone: zone)
+                let toDate = ZoneTime.date(
+                    of: min(target.to - 1 + Int64(SingleRunBackfill.forecastDays) * 86400, now), timezone: zone)
                 do {
-                    let result = try await era5.run(location: target.location, fromDate: fromDate, toDate: toDate, now: now)
+                    let result = try await era5.run(
+                        location: target.location, fromDate: fromDate, toDate: toDate, now: now)
                     summary.observationsStored += result.hours
                 } catch {
                     summary.failed.append("\(target.location.name) observations: \(error)")
@@ -178,7 +189,8 @@ enum BackfillCommand {
         context.err(
             summary.stopped != nil
                 ? "Error: \(summary.line)"
-                : "Error: \(summary.line); fix the cause and run the same command again (stored runs are kept and skipped)")
+                : "Error: \(summary.line); fix the cause and run the same command again (stored runs are kept and skipped)"
+        )
         throw IngestFailed()
     }
 

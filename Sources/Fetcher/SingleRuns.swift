@@ -77,7 +77,10 @@ public struct PlannedRun: Sendable, Equatable {
 
 /// Runs of one location and model that are not requested, and why.
 public struct SkippedRuns: Sendable, Equatable {
-    public enum Reason: String, Sendable { case beforeArchive = "before the archive's start", notYetAvailable = "not yet available" }
+    public enum Reason: String, Sendable {
+        case beforeArchive = "before the archive's start"
+        case notYetAvailable = "not yet available"
+    }
     public var location: String
     public var model: String
     public var reason: Reason
@@ -385,7 +388,8 @@ public final class SingleRunBackfill {
     /// "run the same command again after <next window>; stored runs are skipped".
     func againAt(_ window: Int64) -> String {
         let next = nowUnix - nowUnix % window + window
-        return "run the same command again after \(CivilTime.isoUTC(next)) (the runs stored so far are kept and skipped)"
+        return
+            "run the same command again after \(CivilTime.isoUTC(next)) (the runs stored so far are kept and skipped)"
     }
 }
 
