@@ -136,6 +136,25 @@ struct BackfillTests {
         #expect(table.stdout.contains("single-run archive"))
     }
 
+    @Test("when meta.json cannot be read, the built-in cadence is used and said so")
+    func builtInCadence() async throws {
+        let replay = try backfillSandbox()
+        replay.box.environment["WXDB_META_URL"] = "http://127.0.0.1:9/data"
+        #expect(
+            await replay.run(
+                "locations", "add", "Field", "--lat", "52.52", "--lon", "13.41", "--models", "icon_seamless"
+            )
+            .code == 0)
+        let result = await replay.run("backfill", "--location", "Field", "--days", "1", "--no-observations")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(
+            result.stderrText.contains(
+                "icon_seamless: its model metadata (meta.json) could not be read; using wxdb's built-in cadence of every 6 hours"
+            ))
+        #expect(requestedRuns(replay).allSatisfy { $0 % 21600 == 0 && $0 <= 1_785_000_000 - 6 * 3600 })
+        #expect(!requestedRuns(replay).isEmpty)
+    }
+
     @Test("a live ingest of a run already backfilled adds no run")
     func liveIngestAfterBackfill() async throws {
         let replay = try backfillSandbox()
