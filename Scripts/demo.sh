@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The offline demo: builds wxdb, starts the local replay server (recorded Open-Meteo responses and
-# synthetic forecasts on 127.0.0.1), adds two locations, ingests over HTTP, imports five days of
+# synthetic forecasts on 127.0.0.1), backfills a new location's last 30 days of runs (Single Runs
+# API) and observations and scores them at once, adds two more locations, ingests over HTTP, imports five days of
 # generated hourly runs with their fetch times plus observations, and prints a verification table,
 # a forecast-evolution table and a CSV. Everything goes to a temporary database it names; your own
 # wxdb database is never touched.
@@ -38,15 +39,23 @@ base=$(head -n1 "$work/replay.url")
 [ -n "$base" ] || { echo "Error: the replay server did not start; see $work/replay.log" >&2; exit 1; }
 export WXDB_FORECAST_URL="$base/v1/forecast" WXDB_ARCHIVE_URL="$base/v1/archive"
 export WXDB_GEOCODING_URL="$base/v1/search" WXDB_META_URL="$base/data"
+export WXDB_SINGLE_RUNS_URL="$base/single-runs/v1/forecast"
 echo "replay server: $base"
 echo "demo database: $WXDB_DB"
 
-say "Adding two locations (one by name, through the geocoding API)"
+say "A new location with two models, and its last 30 days of forecast runs and observed weather (backfill)"
+wxdb locations add Hamburg --lat 53.55 --lon 9.99 --timezone Europe/Berlin --models icon_seamless,ecmwf_ifs025
+wxdb backfill --location Hamburg --days 30
+
+say "Scores on the first day: each model by lead time (query verify --by model, first lines)"
+wxdb query verify --location Hamburg --by model | head -n 12
+
+say "Adding two more locations (one by name, through the geocoding API)"
 wxdb locations add Berlin --lat 52.52 --lon 13.41 --timezone Europe/Berlin
 wxdb locations add Hollywood
 wxdb locations list
 
-say "Ingesting over HTTP (one request for both), then again: the same content is recorded, not stored twice"
+say "Ingesting over HTTP (one request per model list), then again: the same content is recorded, not stored twice"
 wxdb ingest
 wxdb ingest
 
