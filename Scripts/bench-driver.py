@@ -410,6 +410,81 @@ COMMIT;
         self.row("Start-up", "wxdb --version, median of %d" % k, ms(mw), "sqlite3 --version %s" % ms(ms_), "%.1fx the time" % (mw / ms_), "", None)
         self.row("Start-up", "peak RSS", mb(max(r.rss_kb for r in w)), "sqlite3 %s" % mb(max(r.rss_kb for r in s)), "", "", None)
 
+    # ---------------------------------------------------------------- backfill
+
+    def backfill(self):
+        """`wxdb backfill` through the replay server (runs/s), beside a Python script that fetches the
+        same runs with urllib and stores them with the baseline; then both storing the same saved
+        responses without the network (values/s)."""
+        import urllib.request
+        replay_bin = os.path.join(ROOT, ".build", "release", "wxdb-replay")
+        days = 2 if self.quick else 15
+        models = ["icon_seamless"] if self.quick else ["icon_seamless", "ecmwf_ifs025"]
+        start = 1780272000  # 2026-06-01T00:00Z, a window the replay archive has whatever the clock says
+        end = start + days * 86400 - 6 * 3600
+        proc = subprocess.Popen([replay_bin, "--fixtures", os.path.join(ROOT, "Fixtures")], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        try:
+            base = proc.stdout.readline().strip()
+            env = dict(os.environ, WXDB_SINGLE_RUNS_URL=base + "/single-runs/v1/forecast", WXDB_META_URL=base + "/data",
+                       WXDB_ARCHIVE_URL=base + "/v1/archive", WXDB_FORECAST_URL=base + "/v1/forecast")
+            env.pop("WXDB_API_KEY", None)
+            w = os.path.join(self.work, "backfill.sqlite")
+            self.new_wxdb(w)
+            measured([self.wxdb, "--db", w, "--quiet", "locations", "set", LOC, "--models", ",".join(models)])
+            self.log("backfill: wxdb backfill of %d days x %d model(s) through the replay server" % (days, len(models)))
+            start_wall = time.perf_counter()
+            p = subprocess.run([self.wxdb, "--db", w, "--quiet", "backfill", "--location", LOC, "--from", iso(start),
+                                "--to", iso(end), "--no-observations"], env=env, capture_output=True)
+            rw = Run(time.perf_counter() - start_wall, 0, 0)
+            if p.returncode != 0:
+                sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+                raise SystemExit(1)
+            cw = counts(w)
+            runs = cw["runs"]
+            # The Python script: the same requests, one by one, then the baseline's store.
+            folder = os.path.join(self.work, "backfill-responses")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder)
+            hourly = ",".join(["temperature_2m", "relative_humidity_2m", "dew_point_2m", "apparent_temperature",
+                               "precipitation_probability", "precipitation", "weather_code", "cloud_cover", "pressure_msl",
+                               "wind_speed_10m", "wind_direction_10m", "wind_gusts_10m"])
+            daily = ",".join(["weather_code", "temperature_2m_max", "temperature_2m_min", "precipitation_sum",
+                              "precipitation_probability_max", "wind_speed_10m_max", "sunrise", "sunset"])
+            self.log("backfill: python urllib + sqlite3 of the same %d runs" % runs)
+            t0 = time.perf_counter()
+            files = []
+            for model in models:
+                for t in range(start, end + 1, 6 * 3600):
+                    url = ("%s/single-runs/v1/forecast?latitude=52.52&longitude=13.41&hourly=%s&daily=%s&models=%s"
+                           "&timezone=Europe/Berlin&timeformat=unixtime&forecast_days=16&run=%s") % (
+                               base, hourly, daily, model, iso(t)[:-1])
+                    path = os.path.join(folder, "%s-%d.json" % (model, t))
+                    with urllib.request.urlopen(url, timeout=60) as r, open(path, "wb") as f:
+                        f.write(r.read())
+                    files.append(path)
+            download = time.perf_counter() - t0
+            pb = os.path.join(self.work, "backfill-python.sqlite")
+            self.new_python(pb)
+            # Fetched at the first run's time, so neither stores the runs' hours as analysis observations
+            # (a backfill never does).
+            rp_store = measured([PY, BASELINE, pb, "import", "--location", LOC, "--fetched-at", str(start), *files])
+            rp = Run(download + rp_store.wall, 0, 0)
+        finally:
+            proc.terminate()
+            proc.wait()
+        self.row("Backfill", "through the replay server, %d runs, runs/s" % runs, "%.1f/s" % (runs / rw.wall),
+                 "python urllib+sqlite3 %.1f/s" % (len(files) / rp.wall), "%.1fx faster" % (rp.wall / rw.wall), "", None)
+        # Without the network: the same saved responses stored by wxdb import and by the baseline.
+        wi = os.path.join(self.work, "backfill-import.sqlite")
+        self.new_wxdb(wi)
+        ri = measured([self.wxdb, "--db", wi, "--quiet", "import", *files, "--location", LOC, "--fetched-at", iso(start)])
+        v = counts(wi)["values"]
+        self.row("Backfill", "storing those runs without the network (%s values), values/s" % f"{v:,}", rate(v, ri),
+                 "python %s" % rate(v, rp_store), "%.1fx faster" % (rp_store.wall / ri.wall), "", None)
+        if self.quick:
+            self.notes.append("--quick: backfill measured on %d runs (2 days, one model), not 120." % runs)
+
     # ---------------------------------------------------------------- report
 
     def report(self, started):
@@ -526,7 +601,7 @@ def main():
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill")
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = ap.parse_args()
     started = time.time()
@@ -542,6 +617,8 @@ def main():
         b.export()
     if "startup" in only:
         b.startup()
+    if "backfill" in only:
+        b.backfill()
     section = b.report(started)
     print(section)
     write_markdown(a.output, section, a.quick)
