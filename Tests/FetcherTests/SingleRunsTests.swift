@@ -43,6 +43,8 @@ struct SingleRunsTests {
         ("2026-07-26", "gfs_seamless", "Invalid run '2026-07-26'"),
         ("2026-07-26T24:00", "gfs_seamless", "Invalid run '2026-07-26T24:00'"),
         ("2026-07-26T06:00:00", "gfs_seamless", "Invalid run"),
+        ("2026-07-26T+6:00", "gfs_seamless", "Invalid run"),
+        ("2026-7-26T06:00", "gfs_seamless", "Invalid run"),
         // Off the model's 6-hour cadence.
         ("2026-07-26T03:00", "gfs_seamless", "gfs_seamless run 2026-07-26T03:00 is not archived"),
         ("2026-07-26T06:30", "ecmwf_ifs025", "ecmwf_ifs025 run 2026-07-26T06:30 is not archived"),
