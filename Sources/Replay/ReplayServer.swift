@@ -553,9 +553,12 @@ public final class ReplayServer: @unchecked Sendable {
     /// "YYYY-MM-DDTHH:MM" (UTC) → Unix seconds.
     public static func parseTime(_ text: String) -> Int? {
         let parts = text.split(separator: "T", omittingEmptySubsequences: false)
-        guard parts.count == 2, let day = Civil.parseDate(String(parts[0])) else { return nil }
+        func digits(_ s: Substring) -> Bool { s.allSatisfy { $0.isASCII && $0.isNumber } }
+        guard parts.count == 2, parts[0].count == 10, digits(parts[0].replacingOccurrences(of: "-", with: "")[...]),
+            let day = Civil.parseDate(String(parts[0]))
+        else { return nil }
         let clock = parts[1].split(separator: ":", omittingEmptySubsequences: false)
-        guard clock.count == 2, clock.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) }),
+        guard clock.count == 2, clock.allSatisfy({ $0.count == 2 && digits($0) }),
             let h = Int(clock[0]), let m = Int(clock[1]), (0..<24).contains(h), (0..<60).contains(m)
         else { return nil }
         return day * 86400 + h * 3600 + m * 60

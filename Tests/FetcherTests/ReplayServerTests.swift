@@ -286,7 +286,7 @@ struct ReplayServerTests {
         guard let executable = ReplayProcess.executable else { return }
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--fixtures", Support.fixtures.path]
+        process.arguments = ["--fixtures", Support.fixtures.path, "--now", "2026-07-26T12:00Z"]
         let out = Pipe()
         process.standardOutput = out
         // Not the test process's own stderr: a child holding it open would keep `swift test`
@@ -305,6 +305,16 @@ struct ReplayServerTests {
         #expect(base.hasPrefix("http://127.0.0.1:"))
         let response = try await Support.client(attempts: 1).get(URL(string: base + "/v1/search?name=hollywood")!)
         #expect(response.status == 200)
+        // --now fixed the clock: GFS's 06 UTC run is there, its 12 UTC run is not yet.
+        let clock = try await Support.client(attempts: 1).get(URL(string: base + "/_control/now")!)
+        #expect(String(decoding: clock.body, as: UTF8.self) == #"{"ok":true,"now":1785067200}"#)
+        let run = base + ReplayServer.singleRunsPath + "?latitude=1&longitude=2&models=gfs_seamless&run=2026-07-26T"
+        #expect(try await Support.client(attempts: 1).get(URL(string: run + "06:00")!).status == 200)
+        let early = await Support.fetch(Support.client(attempts: 1), URL(string: run + "12:00")!).0
+        guard case .http(400, let reason?)? = early.failure, reason.contains("2026-07-26T12:00") else {
+            Issue.record("a run not yet available must be a 400 naming it, got \(early)")
+            return
+        }
 
         // SIGTERM must end it promptly with status 0. Poll instead of waitUntilExit(), which
         // would hang the suite if the signal were lost.
