@@ -241,6 +241,28 @@ struct BackfillTests {
         #expect(try runs(stopped) == runs(whole))
     }
 
+    @Test("Open-Meteo's own daily limit (429) stops the backfill cleanly, saying when to run it again")
+    func serverDailyLimit() async throws {
+        let replay = try backfillSandbox()
+        #expect(
+            await replay.run(
+                "locations", "add", "Field", "--lat", "52.52", "--lon", "13.41", "--models", "icon_seamless"
+            )
+            .code == 0)
+        replay.server.enqueue(
+            .tooManyRequests(reason: ReplayServer.dailyLimitReason, retryAfter: nil), path: ReplayServer.singleRunsPath)
+        let result = await replay.run("backfill", "--location", "Field", "--days", "2", "--format", "json")
+        #expect(result.code == 1)
+        #expect(requestedRuns(replay).count == 1)  // not retried, nothing more asked
+        #expect(replay.server.requestCount(path: "/v1/archive") == 0)
+        let summary = try json(result.stdout)
+        #expect(summary["stored"] as? Int == 0)
+        #expect(
+            (summary["stopped"] as? String)?.contains(
+                "daily limit is reached; run the same command again after 2026-07-26T00:00:00Z") == true)
+        #expect(result.stderrText.contains("Error: backfill: 0 runs stored"))
+    }
+
     @Test(
         "wrong options are usage errors",
         arguments: [
