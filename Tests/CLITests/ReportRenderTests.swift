@@ -3,9 +3,8 @@ import TestSupport
 import Testing
 import WxCore
 
-@testable import WxStore
-
 @testable import WxCLI
+@testable import WxStore
 
 /// A history for the report: runs every 6 h from `start` for `days` days, each forecasting 6 past
 /// hours and `horizonHours` ahead for every model, and a station observing every hour up to the
@@ -17,6 +16,8 @@ struct ReportHistory: CustomTestStringConvertible, Sendable {
     var days = 4
     var horizonHours = 168
     var observed = true
+    /// Whether runs' past hours count as observations (source `analysis`), as ingest records them.
+    var analysis = true
     var precipitation = true
     /// What the page must say is missing (each a phrase of a `class="missing"` paragraph).
     var missing: [String] = []
@@ -26,8 +27,8 @@ struct ReportHistory: CustomTestStringConvertible, Sendable {
     static let start = utcMidnight(2026, 6, 1)
     static let hour: Int64 = 3600
     var issues: [Int64] { (0..<days * 4).map { Self.start + Int64($0) * 6 * Self.hour } }
-    /// The sandbox's clock: an hour after the last run, which forecasts the hours that follow.
-    var now: Int64 { issues.last! + Self.hour }
+    /// The sandbox's clock: after the last run was fetched; it forecasts the hours that follow.
+    var now: Int64 { issues.last! + 3 * Self.hour }
 
     static func truth(_ variable: String, _ t: Int64) -> Double {
         let h = Double(t / hour)
@@ -71,7 +72,7 @@ struct ReportHistory: CustomTestStringConvertible, Sendable {
                 }
                 try history.storeRun(
                     model: model, issuedAt: issued, fetchedAt: issued + 2 * Self.hour + 600, times: times,
-                    columns: columns)
+                    columns: columns, recordAnalysis: analysis)
             }
         }
         guard observed else { return }
@@ -91,7 +92,7 @@ struct ReportHistory: CustomTestStringConvertible, Sendable {
     static let full = ReportHistory(name: "two models, four days, observed")
     /// The awkward data of issue 16: each page still renders and says what it lacks.
     static let awkward = [
-        ReportHistory(name: "runs but no observations yet", observed: false, missing: ["observ"]),
+        ReportHistory(name: "runs but no observations yet", observed: false, analysis: false, missing: ["observ"]),
         ReportHistory(name: "one model only", models: ["icon_seamless"]),
         ReportHistory(name: "all precipitation null", precipitation: false, missing: ["precipitation"]),
         ReportHistory(name: "a single day", days: 1, horizonHours: 48)
@@ -114,6 +115,9 @@ struct ReportRenderTests {
         let result = await box.run("report", "--location", "Testville", "--output", file.path)
         #expect(result.code == 0, "\(result.stderrText)")
         let html = try String(contentsOf: file, encoding: .utf8)
+        if let keep = ProcessInfo.processInfo.environment["WXDB_KEEP_REPORTS"] {
+            try? html.write(toFile: keep + "/" + history.name + ".html", atomically: true, encoding: .utf8)
+        }
         return (try HeadlessChromium.render(file), html)
     }
 
@@ -149,7 +153,8 @@ struct ReportRenderTests {
         let charts = Set(page.svgs.compactMap { $0.attribute("aria-labelledby")?.split(separator: " ").first })
         for variable in ["temperature_2m", "precipitation", "wind_speed_10m"] {
             for prefix in ["lead", "conv", "trend"] {
-                #expect(charts.contains { $0.hasPrefix("\(prefix)-\(variable)") }, "no \(prefix) chart of \(variable)")
+                let id = "\(prefix)-" + variable.replacingOccurrences(of: "_", with: "-")
+                #expect(charts.contains { $0.hasPrefix(id) }, "no \(id) chart among \(charts.sorted())")
             }
         }
         for chart in ["precip-scores", "reliability", "coverage"] {
