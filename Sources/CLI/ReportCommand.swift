@@ -299,11 +299,12 @@ enum ReportCommand {
         func precipitationSection(_ scored: [(Variable, Result<VerifyResult, Error>)]) throws -> String {
             var body = "<section id=\"precipitation\"><h2>Precipitation</h2>\n"
             let precipitation = Variables.hourlyVariable(named: "precipitation")!
-            let pooled =
-                try scored.first { $0.0 == precipitation }.map { try? $0.1.get() }
-                ?? Result {
-                    try verify(precipitation, .lead)
-                }.get()
+            let pooled: VerifyResult?
+            if let scoredAlready = scored.first(where: { $0.0 == precipitation }) {
+                pooled = try? scoredAlready.1.get()
+            } else {
+                pooled = try? verify(precipitation, .lead)
+            }
             if let pooled {
                 var total = Contingency()
                 for row in pooled.rows { if let t = row.contingency { total.merge(t) } }
