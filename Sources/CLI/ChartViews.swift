@@ -7,7 +7,7 @@ import WxStore
 /// query results the tables and JSON print (never recomputed here).
 enum ChartViews {
     /// Most points a line draws; longer series are averaged in consecutive groups (n adds up).
-    static let maxPoints = 240
+    static let maxPoints = 400
 
     /// MAE (solid) and bias (dashed) by lead bucket, one colour per model (or one for all models);
     /// a probability shows its Brier score instead. The n row counts pairs per bucket.
@@ -98,6 +98,8 @@ enum ChartViews {
         guard let first = results.first else { return nil }
         let unit = first.units.unit(first.variable.quantity)
         let daily = first.every == .day
+        // Markers (sized by the hours behind them) while they stay apart; a longer series is a line.
+        let markers = daily && first.points.count <= 62
         let tip = { (p: TrendPoint) in
             p.date.map { "day \($0)" } ?? TimeInput.local(p.time, timezone: location.timezone)
         }
@@ -109,7 +111,7 @@ enum ChartViews {
                         ChartPoint(
                             x: Double(p.time), y: p.observed, n: p.hours,
                             note: "\(tip(p)): \(number(p.observed)) \(unit)")
-                    }), colour: .observed, markers: daily, maxGap: daily ? 1.5 * 86400 : 3 * 3600)
+                    }), colour: .observed, markers: markers, maxGap: daily ? 1.5 * 86400 : 3 * 3600)
         ]
         for (index, result) in results.enumerated() {
             series.append(
@@ -120,7 +122,7 @@ enum ChartViews {
                             ChartPoint(
                                 x: Double(p.time), y: p.forecast, n: p.hours,
                                 note: "\(tip(p)): \(number(p.forecast)) \(unit)")
-                        }), colour: .palette(index), dash: index % 4, markers: daily,
+                        }), colour: .palette(index), dash: index % 4, markers: markers,
                     maxGap: daily ? 1.5 * 86400 : 3 * 3600))
         }
         let startOffset = ZoneTime.offset(at: first.points.first?.time ?? 0, timezone: location.timezone)
@@ -128,11 +130,11 @@ enum ChartViews {
             id: id,
             title: "\(first.variable.name): observed and forecast over time (\(daily ? "daily means" : "hourly"))",
             description:
-                "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is a local day's mean, its marker area the hours behind it" : "each point is one hour (n=1)").",
+                "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the mean of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)").",
             xTitle: "valid time (\(QueryCommand.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
             series: series)
         chart.xAxis = .time(offset: startOffset)
-        chart.sizeByN = daily
+        chart.sizeByN = markers
         return chart
     }
 
@@ -162,7 +164,7 @@ enum ChartViews {
                     name: "observed (\(source)): \(number(observed)) \(unit)",
                     points: [
                         ChartPoint(x: leads.max() ?? 1, y: observed),
-                        ChartPoint(x: min(0, leads.min() ?? 0), y: observed)
+                        ChartPoint(x: leads.min() ?? 0, y: observed)
                     ], colour: .observed, dash: 1, markers: false))
         }
         let downsampled = series.contains { s in s.points.contains { ($0.n ?? 1) > 1 } }
@@ -239,6 +241,13 @@ enum ChartViews {
                 x: chunk.reduce(0) { $0 + $1.x } / count, y: chunk.reduce(0) { $0 + $1.y } / count, n: n,
                 note: "mean of \(chunk.count) points from \(chunk.first!.note ?? "") to \(chunk.last!.note ?? "")")
         }
+    }
+
+    /// "24" or "23–25": the hours behind the points of daily trends.
+    static func hoursRange(_ results: [TrendResult]) -> String {
+        let hours = results.flatMap(\.points).map(\.hours)
+        guard let low = hours.min(), let high = hours.max() else { return "0" }
+        return low == high ? "\(low)" : "\(low)–\(high)"
     }
 
     static func number(_ value: Double) -> String { formatNumber(value, places: 2) }

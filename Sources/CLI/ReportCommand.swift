@@ -118,11 +118,13 @@ enum ReportCommand {
                 let variable = Variables.hourlyVariable(named: name)!
                 scored.append((variable, Result { try verify(variable, .lead) }))
             }
+            let everyVariable = scored
             if variables.isEmpty {
                 let withPairs = scored.filter { (try? $0.1.get()) != nil }
                 if !withPairs.isEmpty { scored = withPairs } else { scored = Array(scored.prefix(1)) }
             }
             let chosen = scored.map(\.0)
+            let models = try store.runCountsByModel(locationID: location.id).map(\.model)
             var body = ""
             body += "<header><h1>\(SVG.escape(location.name)): forecast report</h1>"
             body += "<p class=\"meta\">\(SVG.escape(metaLine(chosen)))</p></header>\n"
@@ -134,7 +136,16 @@ enum ReportCommand {
                 switch result {
                 case .success(let pooled):
                     body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
-                    if let byModel = try? verify(variable, .model) {
+                    // One model: its rows by model are the pooled rows (no second pass over the pairs).
+                    if models.count == 1 {
+                        var single = pooled
+                        single.rows = pooled.rows.map { row in
+                            var row = row
+                            row.model = models[0]
+                            return row
+                        }
+                        body += figure(ChartViews.verify(single, id: "lead-\(variable.name)"))
+                    } else if let byModel = try? verify(variable, .model) {
                         body += figure(ChartViews.verify(byModel, id: "lead-\(variable.name)"))
                     }
                 case .failure(let error): body += missing(error)
@@ -184,7 +195,12 @@ enum ReportCommand {
                 if let first = trends.first?.points.first?.time, let last = trends.first?.points.last?.time,
                     last - first > 14 * 86400
                 {
-                    trends = leads.compactMap { lead in try? trend(variable, lead: lead, every: .day) }
+                    trends = trends.map { hourly in
+                        var daily = hourly
+                        daily.points = TrendQuery.daily(hourly.points, timezone: location.timezone)
+                        daily.every = .day
+                        return daily
+                    }
                 }
                 for trend in trends {
                     body += finding(QueryTrend.headline(trend, unit: units.unit(variable.quantity)))
@@ -197,7 +213,7 @@ enum ReportCommand {
             body += "</section>\n"
 
             // 4. Precipitation.
-            body += try precipitationSection(scored)
+            body += try precipitationSection(everyVariable)
 
             // 5. Coverage.
             body += "<section id=\"coverage\"><h2>Coverage</h2>\n"

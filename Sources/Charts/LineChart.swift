@@ -239,7 +239,7 @@ public struct LineChart: Sendable {
                 for point in s.points {
                     guard let n = point.n else { continue }
                     out += SVG.text(
-                        String(n), x: x(point.x), y: py, anchor: "middle", cssClass: "small")
+                        SVG.count(n), x: x(point.x), y: py, anchor: "middle", cssClass: "small")
                 }
                 out += "</g>"
                 row += 1

@@ -49,6 +49,15 @@ public enum SVG {
         return (value < 0 && (whole != 0)) ? "-" + text : text
     }
 
+    /// A count short enough to sit under a point: `812`, `70.1k`, `1.2M` (exact counts are in the
+    /// tooltips and the tables).
+    public static func count(_ n: Int) -> String {
+        let magnitude = abs(n)
+        if magnitude < 10_000 { return String(n) }
+        if magnitude < 1_000_000 { return fixed(Double(n) / 1000, places: magnitude < 100_000 ? 1 : 0) + "k" }
+        return fixed(Double(n) / 1_000_000, places: 1) + "M"
+    }
+
     /// A tick label: as many decimals as the tick step needs, no more.
     public static func tickLabel(_ value: Double, step: Double) -> String {
         var places = 0

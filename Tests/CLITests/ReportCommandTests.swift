@@ -261,7 +261,7 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
 
     @Test func manyRunsStaySmall() async throws {
         let sandbox = Sandbox()
-        // 10,000 hourly runs of 30 hours each: every series is averaged down to at most 240 points.
+        // 10,000 hourly runs of 30 hours each: every series is averaged down to at most 400 points.
         let history = try HistoryBuilder(db: sandbox.db)
         let start: Int64 = 1_784_000_000 / 3600 * 3600
         for run in 0..<10_000 {

@@ -24,6 +24,14 @@ import Testing
         #expect(SVG.tickLabel(0.05, step: 0.05) == "0.05")
     }
 
+    @Test func countsStayShort() {
+        #expect(SVG.count(812) == "812")
+        #expect(SVG.count(9999) == "9999")
+        #expect(SVG.count(70_080) == "70.1k")
+        #expect(SVG.count(350_400) == "350k")
+        #expect(SVG.count(1_234_567) == "1.2M")
+    }
+
     @Test func fixedIsStable() {
         #expect(SVG.fixed(1.25, places: 1) == "1.3")
         #expect(SVG.fixed(-0.04, places: 1) == "0")
