@@ -92,10 +92,14 @@ struct ReportHistory: CustomTestStringConvertible, Sendable {
     static let full = ReportHistory(name: "two models, four days, observed")
     /// The awkward data of issue 16: each page still renders and says what it lacks.
     static let awkward = [
-        ReportHistory(name: "runs but no observations yet", observed: false, analysis: false, missing: ["observ"]),
+        ReportHistory(
+            name: "runs but no observations yet", observed: false, analysis: false,
+            missing: ["no observations stored", "no 2x2 table"]),
         ReportHistory(name: "one model only", models: ["icon_seamless"]),
-        ReportHistory(name: "all precipitation null", precipitation: false, missing: ["precipitation"]),
-        ReportHistory(name: "a single day", days: 1, horizonHours: 48)
+        ReportHistory(
+            name: "all precipitation null", precipitation: false,
+            missing: ["no 2x2 table", "no precipitation_probability forecast"]),
+        ReportHistory(name: "a single day", days: 1, horizonHours: 48, missing: ["lead 24 ± 3 h", "lead 72 ± 3 h"])
     ]
 }
 
@@ -115,6 +119,7 @@ struct ReportRenderTests {
         let result = await box.run("report", "--location", "Testville", "--output", file.path)
         #expect(result.code == 0, "\(result.stderrText)")
         let html = try String(contentsOf: file, encoding: .utf8)
+        // To look at the pages yourself: WXDB_KEEP_REPORTS=/some/folder swift test --filter ReportRenderTests
         if let keep = ProcessInfo.processInfo.environment["WXDB_KEEP_REPORTS"] {
             try? html.write(toFile: keep + "/" + history.name + ".html", atomically: true, encoding: .utf8)
         }
@@ -188,6 +193,9 @@ struct ReportRenderTests {
         }
         if history.missing.isEmpty {
             #expect(page.svgs.count >= 6, "\(page.svgs.count) charts")
+        }
+        if history.models.count == 1 {
+            #expect(!page.dom.contains("gfs_seamless"), "a model the location does not have is named")
         }
     }
 
