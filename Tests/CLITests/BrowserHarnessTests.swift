@@ -185,7 +185,11 @@ struct BrowserHarnessTests {
             #expect(seen.contains(host), "\(host) not among \(launch.connections)")
         }
     }
+}
 
+/// The harness's reading of what Chromium reports, without a browser.
+@Suite("Headless Chromium harness, parsing")
+struct BrowserHarnessParsingTests {
     @Test("the browser's own service traffic is told apart from the page's requests")
     func browserServices() {
         let launch = HeadlessChromium.Launch(
@@ -198,6 +202,20 @@ struct BrowserHarnessTests {
         #expect(
             launch.pageRequests == [
                 "CONNECT fonts.googleapis.com:443 HTTP/1.1", "GET http://clients.example.google.com/x HTTP/1.1"
+            ])
+    }
+
+    @Test("console lines are read from Chromium's log, in the current and the older format")
+    func consoleLines() {
+        let log = """
+            [12777:12807:1130/151213.371651:ERROR:dbus/bus.cc:405] Failed to connect to the bus
+            [12777:12777:1130/151214.157917:INFO:CONSOLE:1] "boom here", source: file:///tmp/bad.html (1)
+            [1:1:0101/000000.000000:INFO:CONSOLE(7)] "Uncaught ReferenceError: x is not defined", source: file:///a.html (7)
+            """
+        #expect(
+            HeadlessChromium.consoleMessages(in: log) == [
+                "\"boom here\", source: file:///tmp/bad.html (1)",
+                "\"Uncaught ReferenceError: x is not defined\", source: file:///a.html (7)"
             ])
     }
 }

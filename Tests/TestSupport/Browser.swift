@@ -180,7 +180,7 @@ public enum HeadlessChromium {
 
     /// The console lines of Chromium's log (`...:INFO:CONSOLE:12] "message", source: URL (12)`, or
     /// `CONSOLE(12)` in older builds), as `message (source)`.
-    static func consoleMessages(in log: String) -> [String] {
+    public static func consoleMessages(in log: String) -> [String] {
         log.split(separator: "\n").compactMap { line -> String? in
             guard let marker = line.range(of: ":CONSOLE") else { return nil }
             guard let close = line[marker.upperBound...].firstIndex(of: "]") else { return String(line) }
