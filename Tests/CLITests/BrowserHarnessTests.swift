@@ -132,10 +132,10 @@ enum HarnessPages {
     .enabled(if: HeadlessChromium.unavailableReason == nil, "chromium cannot render here (the reason is on stderr)"))
 struct BrowserHarnessTests {
     @Test("a clean page: its charts are found where they are drawn, no console message, no request")
-    func cleanPage() throws {
+    func cleanPage() async throws {
         let file = try HarnessPages.write(HarnessPages.good)
         defer { try? FileManager.default.removeItem(at: file) }
-        let page = try HeadlessChromium.render(file)
+        let page = try await HeadlessChromium.offPool { try HeadlessChromium.render(file) }
         #expect(page.console.isEmpty, "\(page.console)")
         #expect(page.pageRequests.isEmpty, "\(page.pageRequests)")
         #expect(page.svgs.count == 2)
@@ -157,29 +157,29 @@ struct BrowserHarnessTests {
     }
 
     @Test("a chart that draws nothing has no ink")
-    func blankChart() throws {
+    func blankChart() async throws {
         let file = try HarnessPages.write(HarnessPages.blankChart)
         defer { try? FileManager.default.removeItem(at: file) }
-        let page = try HeadlessChromium.render(file)
+        let page = try await HeadlessChromium.offPool { try HeadlessChromium.render(file) }
         let svg = try #require(page.svgs.first)
         #expect(svg.width == 600 && svg.height == 300)
         #expect(page.screenshot.inkPixels(x: svg.x, y: svg.y, width: svg.width, height: svg.height) == 0)
     }
 
     @Test("console errors and uncaught exceptions are caught")
-    func consoleErrors() throws {
+    func consoleErrors() async throws {
         let file = try HarnessPages.write(HarnessPages.consoleErrors)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (_, launch) = try HeadlessChromium.dumpDOM(file)
+        let (_, launch) = try await HeadlessChromium.offPool { try HeadlessChromium.dumpDOM(file) }
         #expect(launch.console.contains { $0.contains("deliberate console error") }, "\(launch.console)")
         #expect(launch.console.contains { $0.contains("notDefinedAnywhere") }, "\(launch.console)")
     }
 
     @Test("requests for a stylesheet, a font and images are seen, loopback included")
-    func networkRequests() throws {
+    func networkRequests() async throws {
         let file = try HarnessPages.write(HarnessPages.external)
         defer { try? FileManager.default.removeItem(at: file) }
-        let (_, launch) = try HeadlessChromium.dumpDOM(file)
+        let (_, launch) = try await HeadlessChromium.offPool { try HeadlessChromium.dumpDOM(file) }
         let seen = launch.pageRequests.joined(separator: "\n")
         for host in ["fonts.example.org", "images.example.com", "127.0.0.1:8080"] {
             #expect(seen.contains(host), "\(host) not among \(launch.connections)")

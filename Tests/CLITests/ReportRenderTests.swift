@@ -123,7 +123,7 @@ struct ReportRenderTests {
         if let keep = ProcessInfo.processInfo.environment["WXDB_KEEP_REPORTS"] {
             try? html.write(toFile: keep + "/" + history.name + ".html", atomically: true, encoding: .utf8)
         }
-        return (try HeadlessChromium.render(file), html)
+        return (try await HeadlessChromium.offPool { try HeadlessChromium.render(file) }, html)
     }
 
     /// What every rendered report must be: quiet, offline, its charts complete and drawn.

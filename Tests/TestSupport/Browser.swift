@@ -119,8 +119,21 @@ public enum HeadlessChromium {
     /// starve a browser start for a minute; a healthy launch takes a second or two.
     static let timeoutSeconds: Double = 300
 
+    /// At most two browsers at once: the suite runs tests in parallel on a small machine.
+    private static let launches = DispatchSemaphore(value: 2)
+
+    /// Runs `work` (which waits for browsers) on a thread of its own, not the test's cooperative
+    /// pool, which a waiting browser would otherwise hold for seconds.
+    public static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
     static func run(_ file: URL, mode: [String], height: Int) throws -> (output: Data, launch: Launch) {
         guard let executable else { throw BrowserError("no chromium executable") }
+        launches.wait()
+        defer { launches.signal() }
         let folder = Scratch.folder("chromium")
         defer { try? FileManager.default.removeItem(at: folder) }
         let proxy = try ConnectionRecorder()
