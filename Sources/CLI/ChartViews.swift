@@ -84,7 +84,7 @@ enum ChartViews {
             title:
                 "\(result.variable.name) ≥ \(formatNumber(result.options.thresholdMillimetres, places: 3)) mm: POD, FAR, CSI and ETS by lead time",
             description:
-                "Yes/no scores of the precipitation event by lead time bucket; the numbers under the axis are the pairs behind each point.",
+                "Yes/no scores of the precipitation event by lead time bucket (a bucket in which the event was neither forecast nor observed has no score); the numbers under the axis are the pairs behind each point.",
             xTitle: "lead time", yTitle: "score (1 best, FAR 0 best)", series: series)
         chart.xAxis = .categories(rows.indices.map(Double.init), labels)
         chart.nRow = true
