@@ -84,7 +84,7 @@ enum ChartViews {
             title:
                 "\(result.variable.name) ≥ \(formatNumber(result.options.thresholdMillimetres, places: 3)) mm: POD, FAR, CSI and ETS by lead time",
             description:
-                "Yes/no scores of the precipitation event by lead time bucket; the numbers under the axis are the pairs behind each point.",
+                "Yes/no scores of the precipitation event by lead time bucket (a bucket in which the event was neither forecast nor observed has no score); the numbers under the axis are the pairs behind each point.",
             xTitle: "lead time", yTitle: "score (1 best, FAR 0 best)", series: series)
         chart.xAxis = .categories(rows.indices.map(Double.init), labels)
         chart.nRow = true
@@ -135,6 +135,7 @@ enum ChartViews {
             series: series)
         chart.xAxis = .time(offset: startOffset)
         chart.sizeByN = markers
+        chart.nonNegative = nonNegative(first.variable)
         return chart
     }
 
@@ -177,6 +178,7 @@ enum ChartViews {
             xTitle: "lead time (hours before the valid time)", yTitle: "\(history.variable.name) (\(unit))",
             series: series)
         chart.reversedX = true
+        chart.nonNegative = nonNegative(history.variable)
         chart.sizeByN = downsampled
         return chart
     }
@@ -248,6 +250,11 @@ enum ChartViews {
         let hours = results.flatMap(\.points).map(\.hours)
         guard let low = hours.min(), let high = hours.max() else { return "0" }
         return low == high ? "\(low)" : "\(low)–\(high)"
+    }
+
+    /// Quantities below zero would be meaningless, so their axes start at 0.
+    static func nonNegative(_ variable: Variable) -> Bool {
+        [.precipitation, .speed, .percent].contains(variable.quantity)
     }
 
     static func number(_ value: Double) -> String { formatNumber(value, places: 2) }

@@ -179,7 +179,11 @@ enum ReportCommand {
             for variable in chosen {
                 body += "<h3>\(SVG.escape(variable.name))</h3>\n"
                 guard !variable.isProbability, variable.verification != .categorical else {
-                    body += missingText("\(variable.name) has no observed value of its own to draw beside it.")
+                    body += missingText(
+                        variable.isProbability
+                            ? "\(variable.name) has no observed value of its own to draw beside it; see its reliability below."
+                            : "\(variable.name) is a category (a WMO code), not a quantity, so it is not drawn over time."
+                    )
                     continue
                 }
                 var trends: [TrendResult] = []
@@ -297,15 +301,23 @@ enum ReportCommand {
         }
 
         func convergenceFinding(_ history: ForecastHistory) -> String {
-            let unit = units.unit(history.variable.quantity)
+            let variable = history.variable
+            let unit = units.unit(variable.quantity)
+            // As `query forecast` shows values: codes with their label, directions with a compass point.
+            func shown(_ value: Double) -> String {
+                switch variable.quantity {
+                case .code, .direction: return display(value, variable)
+                default: return "\(formatNumber(value, places: 1)) \(unit)"
+                }
+            }
             let values = history.entries.compactMap(\.value)
             guard let first = values.first, let last = values.last else {
-                return "No run held a value of \(history.variable.name) for this hour."
+                return "No run held a value of \(variable.name) for this hour."
             }
             var sentence =
-                "\(history.entries.count) run(s) forecast this hour, from \(formatNumber(first, places: 1)) \(unit) in the first to \(formatNumber(last, places: 1)) \(unit) in the last"
+                "\(history.entries.count) run(s) forecast this hour, from \(shown(first)) in the first to \(shown(last)) in the last"
             if let observed = history.observed, let source = history.observedSource {
-                sentence += "; \(source) observed \(formatNumber(observed, places: 1)) \(unit)."
+                sentence += "; \(source) observed \(shown(observed))."
             } else {
                 sentence += "; nothing is observed for it yet."
             }
@@ -423,7 +435,7 @@ enum ReportCommand {
             .meta{color:#555;font-size:.9rem}.finding{font-weight:500}.missing{font-style:italic;color:#8a3b00}.note{color:#555}
             figure{margin:.5rem 0 1rem}figcaption{font-size:.8rem;color:#555;max-width:45rem}
             table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.15rem .4rem;text-align:right;white-space:nowrap}
-            th{background:#f2f2f2}caption{text-align:left;font-size:.85rem;padding:.2rem 0}.wide{overflow-x:auto}
+            th{background:#f2f2f2}caption{text-align:left;font-size:.85rem;padding:.2rem 0;width:max-content;max-width:40rem}.wide{overflow-x:auto}
             .unit{font-weight:normal;color:#555}
             \(SVG.css)
             @media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#161616}th{background:#262626}th,td{border-color:#444}.meta,.note,.unit,figcaption{color:#aaa}.missing{color:#f0a060}}

@@ -15,7 +15,8 @@ public enum WXDB {
                 "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
             subcommands: [
                 LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command,
-                QueryCommand.command, ReportCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
+                QueryCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
+                ReportCommand.command,
                 StatsCommand.command, DoctorCommand.command, CompletionCommand.command
             ]
         )

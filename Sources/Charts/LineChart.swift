@@ -82,6 +82,8 @@ public struct LineChart: Sendable {
     public var diagonal = false
     public var xDomain: ClosedRange<Double>?
     public var yDomain: ClosedRange<Double>?
+    /// A quantity that cannot go below 0 (precipitation, speed): the y axis stops at 0.
+    public var nonNegative = false
     /// A row of n per series under the x axis, at each point's x.
     public var nRow = false
     /// Marker area proportional to n, with a key.
@@ -122,7 +124,7 @@ public struct LineChart: Sendable {
         // Axes.
         let yNice = Ticks.nice(
             lower: yDomain?.lowerBound ?? ys.min()!, upper: yDomain?.upperBound ?? ys.max()!, count: 5)
-        let yLower = yDomain?.lowerBound ?? yNice.lower
+        let yLower = yDomain?.lowerBound ?? (nonNegative && ys.min()! >= 0 ? max(0, yNice.lower) : yNice.lower)
         let yUpper = yDomain?.upperBound ?? yNice.upper
         let y = Scale(lower: yLower, upper: yUpper, from: plotBottom, to: plotTop)
         let xLower = xDomain?.lowerBound ?? xs.min()!

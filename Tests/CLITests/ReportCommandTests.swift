@@ -249,6 +249,20 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         expectSelfContained(result.stdout)
     }
 
+    @Test func aCategoryAndAProbabilityGetSentencesWhereTheyCannotBeDrawn() async throws {
+        let sandbox = Sandbox()
+        try reportHistory(sandbox, days: 2)
+        let result = await sandbox.run(
+            "report", "--location", "Testville", "--var", "weather_code,precipitation_probability")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let html = result.stdout
+        #expect(html.contains("No chart: weather_code cannot be scored this way"))
+        #expect(html.contains("weather_code is a category (a WMO code), not a quantity, so it is not drawn over time."))
+        #expect(html.contains("precipitation_probability has no observed value of its own"))
+        #expect(html.contains("id=\"lead-precipitation-probability-t\""))
+        #expect(html.contains("Brier score by lead time"))
+    }
+
     @Test func aLocationWithNothingStoredSaysSo() async throws {
         let sandbox = Sandbox()
         _ = try HistoryBuilder(db: sandbox.db, name: "Empty")
