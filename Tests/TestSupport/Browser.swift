@@ -398,8 +398,10 @@ extension HeadlessChromium {
                 depth += 1
                 cursor = open.upperBound
             } else if let close {
-                depth -= 1
-                if depth == 0 { found.append(String(html[start..<close.upperBound])) }
+                if depth > 0 {  // a stray </svg> outside any svg is ignored
+                    depth -= 1
+                    if depth == 0 { found.append(String(html[start..<close.upperBound])) }
+                }
                 cursor = close.upperBound
             } else {
                 return found
