@@ -145,7 +145,7 @@ struct ReportRenderTests {
         }
     }
 
-    @Test("the report of a generated history: every section drawn, offline, no console message")
+    @Test("the report of a generated history: every section drawn, offline, quiet, also in dark mode")
     func fullReport() async throws {
         let box = Sandbox()
         defer { box.remove() }
@@ -166,6 +166,22 @@ struct ReportRenderTests {
             #expect(charts.contains { $0.hasPrefix(chart) }, "no \(chart) chart among \(charts.sorted())")
         }
         #expect(!page.dom.contains("class=\"missing\""), "a complete history reports something missing")
+
+        // Dark mode (prefers-color-scheme: dark): the same layout, each chart on a dark ground and
+        // still inked.
+        let file = box.folder.appendingPathComponent("report.html")
+        let (dark, darkLaunch) = try await HeadlessChromium.offPool {
+            try HeadlessChromium.screenshot(file, height: page.screenshot.height, darkMode: true)
+        }
+        #expect(darkLaunch.console.isEmpty && darkLaunch.pageRequests.isEmpty)
+        for svg in page.svgs where svg.attribute("role") == "img" {
+            let name = svg.attribute("aria-labelledby") ?? "?"
+            let ground = try #require(dark.background(x: svg.x, y: svg.y, width: svg.width, height: svg.height))
+            #expect(ground.r + ground.g + ground.b < 3 * 64, "dark mode \(name): drawn on \(ground)")
+            let ink = dark.inkPixels(x: svg.x, y: svg.y, width: svg.width, height: svg.height)
+            let area = svg.width * svg.height
+            #expect(ink > area / 100 && ink < area / 2, "dark mode \(name): \(ink) of \(area) pixels inked")
+        }
 
         // The rendered score table holds what `query verify --format json` prints.
         let verify = await box.run("query", "verify", "--location", "Testville", "--format", "json")

@@ -98,11 +98,15 @@ public enum HeadlessChromium {
     }
 
     /// `--screenshot` of `file` in a window `width` x `height` (device scale 1: one pixel per CSS px).
-    public static func screenshot(_ file: URL, height: Int) throws -> (image: PNGImage, launch: Launch) {
+    /// `darkMode` asks for `prefers-color-scheme: dark`.
+    public static func screenshot(_ file: URL, height: Int, darkMode: Bool = false) throws -> (
+        image: PNGImage, launch: Launch
+    ) {
         let folder = Scratch.folder("chromium-shot")
         defer { try? FileManager.default.removeItem(at: folder) }
         let png = folder.appendingPathComponent("shot.png")
-        let (_, launch) = try run(file, mode: ["--screenshot=\(png.path)"], height: height)
+        let scheme = darkMode ? ["--blink-settings=preferredColorScheme=0"] : []
+        let (_, launch) = try run(file, mode: scheme + ["--screenshot=\(png.path)"], height: height)
         guard let data = FileManager.default.contents(atPath: png.path) else {
             throw BrowserError("chromium wrote no screenshot; its log:\n\(launch.log.suffix(2000))")
         }
@@ -411,12 +415,11 @@ extension HeadlessChromium {
 }
 
 extension PNGImage {
-    /// How many pixels of the rectangle differ from its most common colour (the background the
-    /// chart is drawn on) by more than `tolerance` in any channel: the ink of a chart.
-    public func inkPixels(x: Int, y: Int, width: Int, height: Int, tolerance: Int = 24) -> Int {
+    /// The most common colour of the rectangle (nil when it lies outside the image).
+    public func background(x: Int, y: Int, width: Int, height: Int) -> (r: Int, g: Int, b: Int)? {
         let x0 = max(0, x), y0 = max(0, y)
         let x1 = min(self.width, x + width), y1 = min(self.height, y + height)
-        guard x1 > x0, y1 > y0 else { return 0 }
+        guard x1 > x0, y1 > y0 else { return nil }
         var histogram: [UInt32: Int] = [:]
         for row in y0..<y1 {
             for column in x0..<x1 {
@@ -425,8 +428,16 @@ extension PNGImage {
                 histogram[key, default: 0] += 1
             }
         }
-        let background = histogram.max { $0.value < $1.value }!.key
-        let (br, bg, bb) = (Int(background >> 16), Int(background >> 8 & 0xFF), Int(background & 0xFF))
+        let most = histogram.max { $0.value < $1.value }!.key
+        return (Int(most >> 16), Int(most >> 8 & 0xFF), Int(most & 0xFF))
+    }
+
+    /// How many pixels of the rectangle differ from its most common colour (the background the
+    /// chart is drawn on) by more than `tolerance` in any channel: the ink of a chart.
+    public func inkPixels(x: Int, y: Int, width: Int, height: Int, tolerance: Int = 24) -> Int {
+        let x0 = max(0, x), y0 = max(0, y)
+        let x1 = min(self.width, x + width), y1 = min(self.height, y + height)
+        guard let (br, bg, bb) = background(x: x, y: y, width: width, height: height) else { return 0 }
         var ink = 0
         for row in y0..<y1 {
             for column in x0..<x1 {
