@@ -26,9 +26,10 @@ let package = Package(
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
         .target(name: "WxReplay", path: "Sources/Replay"),
+        .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
             name: "WxCLI",
-            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries"],
+            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts"],
             path: "Sources/CLI"
         ),
         .executableTarget(name: "wxdb", dependencies: ["WxCLI"], path: "Sources/wxdb"),
@@ -41,6 +42,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
+        .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

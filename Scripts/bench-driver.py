@@ -369,6 +369,38 @@ COMMIT;
                      "", "≤ 1.3x", None)
             self.verify_outputs = ("", base.out.decode())
 
+    def html_report(self):
+        """wxdb report of the verify database (a location-year in the full run): its size, and its time beside the
+        query calls the page is made of (verify by lead and by model, trend at 24 h and 72 h, forecast --at)."""
+        path = os.path.join(self.work, "verify-%d.sqlite" % self.verify_days)
+        if not os.path.exists(path):
+            self.synth_db(path, self.verify_days * 8, 3, self.verify_days * 24 + 400)
+        if measured([self.wxdb, "report", "--help"], check=False).rc != 0:
+            self.row("Report", "wxdb report", "n/a (not built)", "", "", "< 2 MB", None)
+            return
+        at = iso(gen.T0 + (self.verify_days - 2) * 86400 + 12 * 3600)
+        out = os.path.join(self.work, "report.html")
+        base = [self.wxdb, "--db", path]
+        reps = 1 if self.quick else 2
+        ours = min((measured(base + ["report", "--location", LOC, "--at", at, "--output", out]) for _ in range(reps)),
+                   key=lambda r: r.wall)
+        size = os.path.getsize(out)
+        os.remove(out)
+        calls = []
+        for var in ("temperature_2m", "wind_speed_10m"):  # the charted variables with pairs (station has no rain)
+            calls += [["query", "verify", "--var", var], ["query", "verify", "--var", var, "--by", "model"],
+                      ["query", "forecast", "--var", var, "--at", at]]
+            calls += [["query", "trend", "--var", var, "--lead", lead, "--every", "day"] for lead in ("24", "72")]
+        queries = sum(min((measured(base + c + ["--location", LOC, "--format", "json"]) for _ in range(reps)),
+                          key=lambda r: r.wall).wall for c in calls)
+        label = "%d days, %d runs" % (self.verify_days, counts(path)["runs"])
+        self.row("Report", "wxdb report, %s: page size" % label, "%s (%s B)" % (human(size), f"{size:,}"), "", "",
+                 "< 2 MB", size < 2_000_000)
+        self.row("Report", "wxdb report, %s: generation time" % label, ms(ours.wall),
+                 "the %d query calls it draws on %s" % (len(calls), ms(queries)), "%.2fx the time" % (ours.wall / queries),
+                 "", None)
+        self.row("Report", "wxdb report, peak RSS", mb(ours.rss_kb), "", "", "", None)
+
     def export(self):
         target = self.export_pairs
         runs = math.ceil(target / 384)
@@ -601,7 +633,7 @@ def main():
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup,backfill")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report")
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = ap.parse_args()
     started = time.time()
@@ -619,6 +651,8 @@ def main():
         b.startup()
     if "backfill" in only:
         b.backfill()
+    if "report" in only:
+        b.html_report()
     section = b.report(started)
     print(section)
     write_markdown(a.output, section, a.quick)

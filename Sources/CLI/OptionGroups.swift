@@ -12,6 +12,8 @@ enum OutputFormat: String, CaseIterable, Sendable {
     case table, csv, json
     /// The text format of the `verif` tool (`export pairs` only).
     case verif
+    /// The chart alone, as one SVG document (`query verify|trend|forecast`).
+    case svg
 }
 
 /// `--db`.

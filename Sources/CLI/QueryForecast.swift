@@ -23,7 +23,11 @@ enum QueryForecast {
                 + VariableOption.options(\.variable) + [
                     QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
                 ]
-                + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
+                + UnitsOption.options(\.units)
+                + FormatOption.options(
+                    \.output, [.table, .csv, .json, .svg],
+                    help: "table, csv, json or svg (the chart of every run's forecast against its lead time).")
+                + DatabaseOption.options(\.database)
         }
 
         func validate() throws {
@@ -57,6 +61,11 @@ enum QueryForecast {
         }
         if history.laterRuns > 0 {
             context.note("\(history.laterRuns) run(s) issued after this hour hold it as a past hour; not listed.")
+        }
+        if options.output.format == .svg {
+            context.out(
+                ChartViews.convergence(history, location: location, id: "forecast").svg(standalone: true) + "\n")
+            return
         }
         try report(history, at: at, variable: variable, units: units, location).render(options.output.format, context)
     }

@@ -30,7 +30,10 @@ enum QueryTrend {
                     .choice("every", "interval", "hour or day.", default: .hour, \.every),
                     QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
                 ]
-                + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
+                + UnitsOption.options(\.units)
+                + FormatOption.options(
+                    \.output, [.table, .csv, .json, .svg], help: "table, csv, json or svg (the chart over time).")
+                + DatabaseOption.options(\.database)
         }
 
         func validate() throws {
@@ -68,6 +71,10 @@ enum QueryTrend {
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
+        if options.output.format == .svg {
+            context.out(ChartViews.trend([result], location: location, id: "trend")!.svg(standalone: true) + "\n")
+            return
+        }
         var report = report(result, location)
         if context.stdoutIsTerminal {
             let lines = Sparkline.render([result.points.map(\.forecast), result.points.map(\.observed)], width: 60)

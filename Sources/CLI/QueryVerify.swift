@@ -32,7 +32,11 @@ enum QueryVerify {
                         "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
                         in: 0...10_000, default: "0.1", \.threshold)
                 ]
-                + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
+                + UnitsOption.options(\.units)
+                + FormatOption.options(
+                    \.output, [.table, .csv, .json, .svg],
+                    help: "table, csv, json or svg (the chart of MAE and bias by lead).")
+                + DatabaseOption.options(\.database)
         }
 
         func validate() throws {
@@ -76,6 +80,10 @@ enum QueryVerify {
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let notes = notes(result)
         for note in notes { context.note("Note: " + note) }
+        if options.output.format == .svg {
+            context.out(ChartViews.verify(result, id: "verify").svg(standalone: true) + "\n")
+            return
+        }
         var report = report(result, location)
         report.trailer = [("notes", .array(notes.map { .string($0) }))]
         try report.render(options.output.format, context)

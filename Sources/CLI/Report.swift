@@ -90,7 +90,8 @@ struct Report {
         switch format {
         case .json: context.out(json().serialized() + "\n")
         case .csv: try writeCSV(context.csvWriter())
-        case .table, .verif: context.out(title + table() + footer)
+        // A chart is drawn by its command from the same results (`ChartViews`); only they offer svg.
+        case .table, .verif, .svg: context.out(title + table() + footer)
         }
     }
 

@@ -14,10 +14,10 @@ public enum WXDB {
             discussion:
                 "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
             subcommands: [
-                LocationsCommand.command, IngestCommand.command, ImportCommand.command, ObserveCommand.command,
-                QueryCommand.command, ExportCommand.command, ScheduleCommand.command, PruneCommand.command,
-                StatsCommand.command, DoctorCommand.command, CompletionCommand.command,
-                BackfillCommand.command
+                LocationsCommand.command, IngestCommand.command, BackfillCommand.command, ImportCommand.command,
+                ObserveCommand.command, QueryCommand.command, ExportCommand.command, ScheduleCommand.command,
+                PruneCommand.command, ReportCommand.command, StatsCommand.command, DoctorCommand.command,
+                CompletionCommand.command
             ]
         )
     }

@@ -144,7 +144,7 @@ public enum TrendQuery {
     }
 
     /// Hourly points averaged per local day; the running bias stays weighted by hours.
-    static func daily(_ hourly: [TrendPoint], timezone: String) -> [TrendPoint] {
+    public static func daily(_ hourly: [TrendPoint], timezone: String) -> [TrendPoint] {
         var days: [TrendPoint] = []
         var sumErrors = 0.0
         var count = 0

@@ -1,0 +1,452 @@
+import WxCharts
+import WxCore
+import WxQueries
+import WxStore
+
+/// `wxdb report`: one self-contained HTML page of charts for a location (inline CSS and SVG, no
+/// script, no URL), every number from the same query results `query ... --format json` prints.
+enum ReportCommand {
+    struct Options: CommandOptions {
+        var database = DatabaseOption()
+        var location = LocationOption()
+        var variables: [String] = []
+        var range = TimeRangeOptions()
+        var at: String?
+        var leads: [String] = []
+        var source: String?
+        var units = UnitsOption()
+        var output: String?
+
+        static let defaultVariables = ["temperature_2m", "precipitation", "wind_speed_10m"]
+
+        static var table: [Opt<Options>] {
+            LocationOption.options(\.location)
+                + [
+                    .list(
+                        "var", "variable", "Hourly variables to chart.",
+                        default: "those of \(defaultVariables.joined(separator: ", ")) that have pairs",
+                        completions: Variables.hourlyNames, \.variables)
+                ]
+                + TimeRangeOptions.options(\.range, on: "forecast hours valid")
+                + [
+                    .string(
+                        "at", "time",
+                        "The hour whose forecasts the convergence chart follows (ISO 8601; without offset: the location's zone).",
+                        default: "the next hour, else the last hour with pairs", \.at),
+                    .list(
+                        "lead", "hours", "Leads (hours, 0 to 384) of the forecast-against-observed charts.",
+                        default: "24,72", \.leads),
+                    QueryCommand.sourceOption(\.source),
+                    .string(
+                        "output", "file",
+                        "Write the page to this file instead of stdout (replaced only when complete).",
+                        \.output)
+                ]
+                + UnitsOption.options(\.units) + DatabaseOption.options(\.database)
+        }
+
+        func validate() throws {
+            for name in variables { _ = try VariableOption.hourly(name) }
+            try range.validate()
+            if let at, at != "now", CivilTime.parse(at) == nil { throw TimeInput.notATime(at, option: "at") }
+            for lead in leads {
+                guard let hours = Double(lead), hours.isFinite, (0...384).contains(hours) else {
+                    throw UsageError("--lead must be a number of hours from 0 to 384, not '\(lead)'")
+                }
+            }
+        }
+    }
+
+    static var command: Command {
+        Command(
+            name: "report",
+            abstract: "Write one self-contained HTML page of charts: errors by lead, convergence, trends, coverage.",
+            discussion: """
+                The page has inline CSS and SVG only (no script, no font or image to fetch), opens offline and prints.
+                Sections: MAE and bias by lead time per model; how the forecast for one hour (--at) converged run after
+                run; observed against the forecast issued --lead hours ahead, over time; precipitation's 2x2 table,
+                POD/FAR/CSI/ETS and the reliability of precipitation_probability; a calendar of hours fetched, repeated
+                and missed; and the query verify table by lead bucket. Each chart has a one-sentence finding (the
+                headline of query verify or trend) and says in words when data is missing.
+                """,
+            options: Options.self, run: run)
+    }
+
+    static func run(_ options: Options, _ context: Context) throws {
+        let store = try options.database.open(context, access: .read)
+        let location = try options.location.resolve(store)
+        let range = try options.range.resolve(timezone: location.timezone, now: context.nowUnix)
+        let at = try options.at.map {
+            try TimeInput.resolve($0, timezone: location.timezone, now: context.nowUnix, option: "at")
+        }
+        let leads = options.leads.isEmpty ? [24.0, 72] : options.leads.compactMap(Double.init)
+        let page = try Page(
+            store: store, location: location, variables: options.variables, range: range, at: at, leads: leads,
+            source: options.source, units: options.units.units, now: context.nowUnix
+        ).html()
+        context.flush()
+        let output = try options.database.outputFile(options.output, context)
+        do {
+            let bytes = Array(page.utf8)
+            bytes.withUnsafeBytes { writeAll(output.fd, $0) }
+            try output.commit()
+            if let path = options.output { context.note("Wrote the report (\(bytes.count) bytes) to \(path)") }
+        } catch {
+            output.abandon()
+            throw error
+        }
+    }
+
+    /// The page, section by section. A section whose query finds nothing says what is missing in
+    /// place of its chart; errors other than "nothing to show" stop the report.
+    struct Page {
+        let store: Store
+        let location: Location
+        let variables: [String]
+        let range: TimeRange
+        let at: Int64?
+        let leads: [Double]
+        let source: String?
+        let units: UnitSystem
+        let now: Int64
+
+        func html() throws -> String {
+            // Verify by lead (the headline and the closing table) and by model (the lines).
+            var scored: [(Variable, Result<VerifyResult, Error>)] = []
+            let names = variables.isEmpty ? Options.defaultVariables : variables
+            for name in names {
+                let variable = Variables.hourlyVariable(named: name)!
+                scored.append((variable, Result { try verify(variable, .lead) }))
+            }
+            let everyVariable = scored
+            if variables.isEmpty {
+                let withPairs = scored.filter { (try? $0.1.get()) != nil }
+                if !withPairs.isEmpty { scored = withPairs } else { scored = Array(scored.prefix(1)) }
+            }
+            let chosen = scored.map(\.0)
+            let models = try store.runCountsByModel(locationID: location.id).map(\.model)
+            var body = ""
+            body += "<header><h1>\(SVG.escape(location.name)): forecast report</h1>"
+            body += "<p class=\"meta\">\(SVG.escape(metaLine(chosen)))</p></header>\n"
+
+            // 1. Errors by lead.
+            body += "<section id=\"errors-by-lead\"><h2>Error by lead time</h2>\n"
+            for (variable, result) in scored {
+                body += "<h3>\(SVG.escape(variable.name))</h3>\n"
+                switch result {
+                case .success(let pooled):
+                    body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
+                    // One model: its rows by model are the pooled rows (no second pass over the pairs).
+                    if models.count == 1 {
+                        var single = pooled
+                        single.rows = pooled.rows.map { row in
+                            var row = row
+                            row.model = models[0]
+                            return row
+                        }
+                        body += figure(ChartViews.verify(single, id: "lead-\(variable.name)"))
+                    } else if let byModel = try? verify(variable, .model) {
+                        body += figure(ChartViews.verify(byModel, id: "lead-\(variable.name)"))
+                    }
+                case .failure(let error): body += missing(error)
+                }
+            }
+            body += "</section>\n"
+
+            // 2. Convergence.
+            body += "<section id=\"convergence\"><h2>Forecast convergence</h2>\n"
+            let hour = try convergenceHour(scored)
+            if !hour.note.isEmpty { body += "<p class=\"note\">\(SVG.escape(hour.note))</p>\n" }
+            for variable in chosen {
+                body += "<h3>\(SVG.escape(variable.name))</h3>\n"
+                guard let time = hour.time else {
+                    body += missingText("No stored run forecasts any hour of \(location.name) yet.")
+                    continue
+                }
+                do {
+                    let history = try ForecastHistoryQuery.history(
+                        store, location: location, validTime: time, variable: variable, source: source, units: units)
+                    body += finding(convergenceFinding(history))
+                    body += figure(ChartViews.convergence(history, location: location, id: "conv-\(variable.name)"))
+                } catch let error as QueryError {
+                    body += missing(error)
+                }
+            }
+            body += "</section>\n"
+
+            // 3. Observed against forecasts over time.
+            body += "<section id=\"over-time\"><h2>Observed and forecast over time</h2>\n"
+            for variable in chosen {
+                body += "<h3>\(SVG.escape(variable.name))</h3>\n"
+                guard !variable.isProbability, variable.verification != .categorical else {
+                    body += missingText(
+                        variable.isProbability
+                            ? "\(variable.name) has no observed value of its own to draw beside it; see its reliability below."
+                            : "\(variable.name) is a category (a WMO code), not a quantity, so it is not drawn over time."
+                    )
+                    continue
+                }
+                var trends: [TrendResult] = []
+                var problems: [String] = []
+                for lead in leads {
+                    do {
+                        trends.append(try trend(variable, lead: lead, every: .hour))
+                    } catch let error as QueryError {
+                        problems.append(userMessage(for: error))
+                    }
+                }
+                // A long period is drawn per day: a year of hours would not fit a page (or 2 MB).
+                if let first = trends.first?.points.first?.time, let last = trends.first?.points.last?.time,
+                    last - first > 14 * 86400
+                {
+                    trends = trends.map { hourly in
+                        var daily = hourly
+                        daily.points = TrendQuery.daily(hourly.points, timezone: location.timezone)
+                        daily.every = .day
+                        return daily
+                    }
+                }
+                for trend in trends {
+                    body += finding(QueryTrend.headline(trend, unit: units.unit(variable.quantity)))
+                }
+                for problem in problems { body += missingText("No chart for this lead: " + problem) }
+                if let chart = ChartViews.trend(trends, location: location, id: "trend-\(variable.name)") {
+                    body += figure(chart)
+                }
+            }
+            body += "</section>\n"
+
+            // 4. Precipitation.
+            body += try precipitationSection(everyVariable)
+
+            // 5. Coverage.
+            body += "<section id=\"coverage\"><h2>Coverage</h2>\n"
+            let coverage = try CoverageQuery.coverage(store, location: location, range: range)
+            if let first = coverage.hours.first?.hour, let last = coverage.hours.last?.hour {
+                body += finding(
+                    "Of the hours from \(QueryCommand.local(first, location)) to \(QueryCommand.local(last, location)), \(coverage.count(.fetched)) brought a new forecast, \(coverage.count(.repeated)) the same content again and \(coverage.count(.missed)) missed a fetch (usual interval \(coverage.cadenceHours) h)."
+                )
+                body += figure(
+                    ChartViews.coverage(coverage, location: location, range: (first, last), id: "coverage"))
+            } else {
+                body += missingText(
+                    "No fetch or import of \(location.name) is logged\(range.from == nil && range.to == nil ? "" : " in this period"); run 'wxdb ingest' to start."
+                )
+            }
+            body += "</section>\n"
+
+            // 6. Scores.
+            body += "<section id=\"scores\"><h2>Scores by lead time</h2>\n"
+            for (variable, result) in scored {
+                body += "<h3>\(SVG.escape(variable.name))</h3>\n"
+                switch result {
+                case .success(let pooled):
+                    body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
+                    body += scoreTable(QueryVerify.report(pooled, location), variable: variable)
+                case .failure(let error): body += missing(error)
+                }
+            }
+            body += "</section>\n"
+            return Self.document(title: "\(location.name): forecast report", body: body)
+        }
+
+        func unit(_ result: VerifyResult) -> String {
+            result.variable.isProbability ? "%" : result.options.units.unit(result.variable.quantity)
+        }
+
+        func verify(_ variable: Variable, _ grouping: VerifyGrouping) throws -> VerifyResult {
+            try VerifyQuery.verify(
+                store, location: location,
+                options: VerifyOptions(
+                    variable: variable, source: source, range: range, grouping: grouping, units: units))
+        }
+
+        func trend(_ variable: Variable, lead: Double, every: TrendInterval) throws -> TrendResult {
+            try TrendQuery.trend(
+                store, location: location,
+                options: TrendOptions(
+                    variable: variable, leadHours: lead, range: range, every: every, source: source, units: units))
+        }
+
+        func metaLine(_ variables: [Variable]) -> String {
+            var parts = [
+                "lat \(formatNumber(location.latitude, places: 4)), lon \(formatNumber(location.longitude, places: 4))",
+                "times in \(QueryCommand.zoneLabel(location))",
+                "variables \(variables.map(\.name).joined(separator: ", "))", "\(units.rawValue) units"
+            ]
+            if range.from != nil || range.to != nil { parts.append("valid \(QueryRuns.rangeWords(range))") }
+            parts.append("made by wxdb \(WXDB.version) at \(CivilTime.isoUTC(now)) from Open-Meteo forecasts")
+            return parts.joined(separator: " · ")
+        }
+
+        /// The hour to follow: --at, else the next whole hour when a run forecasts it, else the
+        /// last hour with pairs.
+        func convergenceHour(_ scored: [(Variable, Result<VerifyResult, Error>)]) throws -> (time: Int64?, note: String)
+        {
+            if let at { return (at, "") }
+            let next = (now / 3600 + 1) * 3600
+            let span = try store.forecastSpan(locationID: location.id)
+            if let last = span.last, last >= next { return (next, "") }
+            let lastPaired = scored.compactMap { try? $0.1.get() }.flatMap(\.rows).map(\.lastValidTime).max()
+            if let lastPaired {
+                return (
+                    lastPaired,
+                    "No stored run forecasts the next hour, so the charts follow the last hour with an observation, \(QueryCommand.local(lastPaired, location)); choose another with --at."
+                )
+            }
+            if let last = span.last {
+                return (last, "No stored run forecasts the next hour; the charts follow the last forecast hour stored.")
+            }
+            return (nil, "")
+        }
+
+        func convergenceFinding(_ history: ForecastHistory) -> String {
+            let variable = history.variable
+            let unit = units.unit(variable.quantity)
+            // As `query forecast` shows values: codes with their label, directions with a compass point.
+            func shown(_ value: Double) -> String {
+                switch variable.quantity {
+                case .code, .direction: return display(value, variable)
+                default: return "\(formatNumber(value, places: 1)) \(unit)"
+                }
+            }
+            let values = history.entries.compactMap(\.value)
+            guard let first = values.first, let last = values.last else {
+                return "No run held a value of \(variable.name) for this hour."
+            }
+            var sentence =
+                "\(history.entries.count) run(s) forecast this hour, from \(shown(first)) in the first to \(shown(last)) in the last"
+            if let observed = history.observed, let source = history.observedSource {
+                sentence += "; \(source) observed \(shown(observed))."
+            } else {
+                sentence += "; nothing is observed for it yet."
+            }
+            return sentence
+        }
+
+        func precipitationSection(_ scored: [(Variable, Result<VerifyResult, Error>)]) throws -> String {
+            var body = "<section id=\"precipitation\"><h2>Precipitation</h2>\n"
+            let precipitation = Variables.hourlyVariable(named: "precipitation")!
+            let pooled: VerifyResult?
+            if let scoredAlready = scored.first(where: { $0.0 == precipitation }) {
+                pooled = try? scoredAlready.1.get()
+            } else {
+                pooled = try? verify(precipitation, .lead)
+            }
+            if let pooled {
+                var total = Contingency()
+                for row in pooled.rows { if let t = row.contingency { total.merge(t) } }
+                body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
+                body += contingencyTable(total, threshold: pooled.options.thresholdMillimetres)
+                if let chart = ChartViews.categorical(pooled, id: "precip-scores") { body += figure(chart) }
+            } else {
+                body += missingText(
+                    "No precipitation forecasts pair with an observation, so there is no 2x2 table or POD/FAR/CSI/ETS.")
+            }
+            let probability = Variables.hourlyVariable(named: "precipitation_probability")!
+            body += "<h3>precipitation_probability</h3>\n"
+            do {
+                let reliability = try ReliabilityQuery.reliability(
+                    store, location: location, variable: probability, source: source, range: range)
+                if let verified = try? verify(probability, .lead) {
+                    body += finding(QueryVerify.headline(verified, unit: "%"))
+                }
+                body += figure(ChartViews.reliability(reliability, id: "reliability"))
+            } catch let error as QueryError {
+                body += missing(error)
+            }
+            return body + "</section>\n"
+        }
+
+        func contingencyTable(_ t: Contingency, threshold: Double) -> String {
+            let event = "≥ \(formatNumber(threshold, places: 3)) mm"
+            func cell(_ key: String, _ value: Int) -> String {
+                "<td class=\"num\" data-key=\"\(key)\" data-value=\"\(value)\">\(value)</td>"
+            }
+            return """
+                <table class="contingency"><caption>All leads together: forecast against observed precipitation \(SVG.escape(event)) (per lead in the score table)</caption>
+                <tr><th></th><th scope="col">observed yes</th><th scope="col">observed no</th></tr>
+                <tr><th scope="row">forecast yes</th>\(cell("a", t.a))\(cell("b", t.b))</tr>
+                <tr><th scope="row">forecast no</th>\(cell("c", t.c))\(cell("d", t.d))</tr>
+                </table>
+
+                """
+        }
+
+        /// The `query verify` rows: the JSON columns, each cell's JSON value in `data-value` (full
+        /// precision, as `--format json` prints it) and the table text for people.
+        func scoreTable(_ report: Report, variable: Variable) -> String {
+            let shown = report.columns(for: .json)
+            var out = "<div class=\"wide\"><table class=\"scores\" data-variable=\"\(SVG.escape(variable.name))\"><tr>"
+            for (_, column) in shown {
+                let label = column.label ?? column.jsonName ?? column.name
+                out +=
+                    "<th scope=\"col\">\(SVG.escape(label))\(column.unit.map { " <span class=\"unit\">(\(SVG.escape($0)))</span>" } ?? "")</th>"
+            }
+            out += "</tr>\n"
+            for row in report.rows {
+                let json = report.jsonRow(row)
+                out += "<tr>"
+                for (index, column) in shown {
+                    let key = column.jsonName ?? column.name
+                    let value = json[key]?.serialized() ?? "null"
+                    let text = report.text(row[index], column.kind)
+                    out +=
+                        "<td data-key=\"\(SVG.escape(key))\" data-value=\"\(SVG.escape(value))\">\(SVG.escape(text))</td>"
+                }
+                out += "</tr>\n"
+            }
+            return out + "</table></div>\n"
+        }
+
+        func finding(_ sentence: String) -> String {
+            sentence.isEmpty ? "" : "<p class=\"finding\">\(SVG.escape(sentence))</p>\n"
+        }
+
+        /// A chart with its description shown below it (what a point is, and the n behind it).
+        func figure(_ chart: LineChart) -> String {
+            "<figure>\(chart.svg())<figcaption>\(SVG.escape(chart.description))</figcaption></figure>\n"
+        }
+
+        func figure(_ chart: CoverageCalendar) -> String {
+            "<figure>\(chart.svg())<figcaption>\(SVG.escape(chart.description))</figcaption></figure>\n"
+        }
+
+        func missing(_ error: Error) -> String { missingText("No chart: " + userMessage(for: error) + ".") }
+
+        func missingText(_ sentence: String) -> String {
+            "<p class=\"missing\">\(SVG.escape(sentence))</p>\n"
+        }
+
+        static func document(title: String, body: String) -> String {
+            """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="color-scheme" content="light dark">
+            <title>\(SVG.escape(title))</title>
+            <style>
+            :root{color-scheme:light dark}
+            body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;padding:1rem 1.5rem;max-width:60rem;color:#1a1a1a;background:#fff}
+            h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.25rem;border-bottom:1px solid #bbb;padding-bottom:.2rem;margin-top:2rem}
+            h3{font-size:1rem;margin:1.2rem 0 .3rem}
+            .meta{color:#555;font-size:.9rem}.finding{font-weight:500}.missing{font-style:italic;color:#8a3b00}.note{color:#555}
+            figure{margin:.5rem 0 1rem}figcaption{font-size:.8rem;color:#555;max-width:45rem}
+            table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.15rem .4rem;text-align:right;white-space:nowrap}
+            th{background:#f2f2f2}caption{text-align:left;font-size:.85rem;padding:.2rem 0;width:max-content;max-width:40rem}.wide{overflow-x:auto}
+            .unit{font-weight:normal;color:#555}
+            \(SVG.css)
+            @media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#161616}th{background:#262626}th,td{border-color:#444}.meta,.note,.unit,figcaption{color:#aaa}.missing{color:#f0a060}}
+            @media print{body{max-width:none;color:#000;background:#fff}section{break-inside:auto}figure,table{break-inside:avoid}.wide{overflow:visible}}
+            </style>
+            </head>
+            <body>
+            \(body)</body>
+            </html>
+
+            """
+        }
+    }
+}
