@@ -65,9 +65,54 @@ extension Store {
         let result = try write()
         var delta = SumsDelta()
         try collectSums(scope, into: &delta)
+        // Groups that lost pairs (or their first or last hour): their first and last valid hour are
+        // looked up again once the sums are written.
+        let shrunk = before.groups.filter { key, old in
+            guard let new = delta.groups[key] else { return true }
+            return new.sums.continuous.n < old.sums.continuous.n || (new.firstValid ?? .max) > (old.firstValid ?? .max)
+                || (new.lastValid ?? .min) < (old.lastValid ?? .min)
+        }.keys
         delta.subtract(before)
         try applySums(delta)
+        for key in shrunk { try refreshValidBounds(key) }
         return result
+    }
+
+    /// Sets a group's first and last valid hour from its stored pairs (a day that pruned runs had
+    /// forecasts for keeps the hours it had as well: their pairs are gone from the rows).
+    func refreshValidBounds(_ key: SummaryKey) throws {
+        guard let variable = Variables.hourly.first(where: { $0.name == key.variable }) else { return }
+        let forecast = try Self.hourlyColumn(variable.name)
+        let observed = try Self.hourlyColumn(variable.observedVariable.name)
+        let bounds = try db.cachedStatement(
+            """
+            SELECT min(valid_time), max(valid_time) FROM forecast_observation_pairs
+            WHERE location_id = ?1 AND source = ?2 AND model = ?3 AND valid_time >= ?4 AND valid_time < ?5
+              AND valid_time - issued_at >= ?6 AND valid_time - issued_at < ?7
+              AND forecast_\(forecast) IS NOT NULL AND observed_\(observed) IS NOT NULL
+            """)
+        try bounds.bind([
+            .integer(key.location), .text(key.source), .text(key.model), .integer(key.validFrom), .integer(key.validTo),
+            .integer(Int64(key.leadFrom) * 3600), .integer(Int64(key.leadTo) * 3600)
+        ])
+        defer { bounds.reset() }
+        guard let row = try bounds.step() else { return }
+        let (first, last) = (row.optionalInt64(0), row.optionalInt64(1))
+        let keep =
+            try prunedRuns(validBetween: key.validFrom, and: key.validTo, locationID: key.location, model: key.model)
+            > 0
+        try db.run(
+            """
+            UPDATE verification_summaries SET
+                first_valid_time = CASE WHEN ?7 THEN min(coalesce(?8, first_valid_time), first_valid_time) ELSE ?8 END,
+                last_valid_time = CASE WHEN ?7 THEN max(coalesce(?9, last_valid_time), last_valid_time) ELSE ?9 END
+            WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND model = ?4 AND lead_from_h = ?5 AND valid_from = ?6
+            """,
+            [
+                .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
+                .integer(Int64(key.leadFrom)), .integer(key.validFrom), .integer(keep ? 1 : 0), first.sqlValue,
+                last.sqlValue
+            ])
     }
 
     /// Adds the sums of pairs that did not exist before (a new run's, a continued run's new hours).
