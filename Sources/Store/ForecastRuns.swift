@@ -432,15 +432,42 @@ extension Store {
         _ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
         recordedAt: Int64
     ) throws -> Int {
-        var hours = 0
+        var rows: [(time: Int64, values: [Double?])] = []
         for (row, time) in series.hourlyTimes.enumerated() where time <= through {
             let values = series.hourly.map { $0?[row] ?? nil }
             if values.allSatisfy({ $0 == nil }) { continue }
-            try upsertObservation(
-                locationID: locationID, source: source, time: time, values: values, recordedAt: recordedAt)
-            hours += 1
+            rows.append((time, values))
         }
-        return hours
+        func write() throws {
+            for row in rows {
+                try upsertObservation(
+                    locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt)
+            }
+        }
+        // The sums of the pairs of every hour that changes are updated once for the whole series
+        // (one subtraction and one addition over its changed span), not hour by hour: a fetch's past
+        // hours or a backfill's year touch many of the same groups.
+        let changed =
+            try keepsSums
+            ? rows.filter {
+                try observationChanges(locationID, source, $0.time, $0.values, recordedAt, false)
+            }.map(\.time) : []
+        guard let first = changed.min(), let last = changed.max() else {
+            try withoutKeepingSums(write)
+            return rows.count
+        }
+        try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
+            try withoutKeepingSums(write)
+        }
+        return rows.count
+    }
+
+    /// Runs a write whose pairs' sums the caller keeps (or that changes none).
+    func withoutKeepingSums<T>(_ write: () throws -> T) rethrows -> T {
+        let keeping = keepsSums
+        keepsSums = false
+        defer { keepsSums = keeping }
+        return try write()
     }
 
     /// Records one attempt in the fetch log.

@@ -142,9 +142,9 @@ extension Store {
         // and rewrites them, and added once after (not hour by hour).
         return try db.transaction {
             try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
-                keepsSums = false
-                defer { keepsSums = true }
-                return try replaceStationRows(result, locationID: locationID, source: source, recordedAt: recordedAt)
+                try withoutKeepingSums {
+                    try replaceStationRows(result, locationID: locationID, source: source, recordedAt: recordedAt)
+                }
             }
         }
     }
