@@ -82,14 +82,14 @@ extension Store {
     /// forecasts for keeps the hours it had as well: their pairs are gone from the rows).
     func refreshValidBounds(_ key: SummaryKey) throws {
         guard let variable = Variables.hourly.first(where: { $0.name == key.variable }) else { return }
-        let forecast = try Self.hourlyColumn(variable.name)
-        let observed = try Self.hourlyColumn(variable.observedVariable.name)
+        let forecastColumn = try Self.hourlyColumn(variable.name)
+        let observedColumn = try Self.hourlyColumn(variable.observedVariable.name)
         let bounds = try db.cachedStatement(
             """
             SELECT min(valid_time), max(valid_time) FROM forecast_observation_pairs
             WHERE location_id = ?1 AND source = ?2 AND model = ?3 AND valid_time >= ?4 AND valid_time < ?5
               AND valid_time - issued_at >= ?6 AND valid_time - issued_at < ?7
-              AND forecast_\(forecast) IS NOT NULL AND observed_\(observed) IS NOT NULL
+              AND forecast_\(forecastColumn) IS NOT NULL AND observed_\(observedColumn) IS NOT NULL
             """)
         try bounds.bind([
             .integer(key.location), .text(key.source), .text(key.model), .integer(key.validFrom), .integer(key.validTo),
