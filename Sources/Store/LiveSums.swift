@@ -127,8 +127,10 @@ extension Store {
         "r.location_id, r.model, o.source, r.issued_at, h.valid_time, "
         + Variables.hourlyNames.map { "h.\($0)" }.joined(separator: ", ") + ", "
         + Variables.hourlyNames.map { "o.\($0)" }.joined(separator: ", ")
-    /// 0 ≤ lead < 384 h (`LeadRule`).
-    static let pairLead = "h.valid_time >= r.issued_at AND h.valid_time - r.issued_at < \(LeadRule.maxSeconds)"
+    /// 0 ≤ lead < 384 h (`LeadRule`). Written on the difference, as the pairs view does: a plain
+    /// `h.valid_time >= r.issued_at` lets SQLite carry the bound over to `o.time` and range-scan the
+    /// observations from the issue time on for every hour instead of seeking the one it pairs with.
+    static let pairLead = "h.valid_time - r.issued_at >= 0 AND h.valid_time - r.issued_at < \(LeadRule.maxSeconds)"
 
     /// Adds the sums of every pair in `scope` as the database holds them now.
     func collectSums(_ scope: PairScope, into delta: inout SumsDelta) throws {
