@@ -28,11 +28,11 @@ enum PruneCommand {
             name: "prune",
             abstract: "Remove the hourly and daily rows of old runs, keeping their verification sums.",
             discussion: """
-                Runs issued more than N days ago lose their hourly and daily rows after their forecast/observation
-                pairs are folded into verification_summaries, so 'query verify' over those days gives the same n,
-                bias, MAE, RMSE and correlation. The run list and the fetch log are kept. Persistence skill and
-                non-default thresholds are not kept for pruned runs. The latest run of each location and model
-                always keeps its rows, whatever its age: the next fetch continues or repeats it.
+                Runs issued more than N days ago lose their hourly and daily rows. Their forecast/observation pairs'
+                sums are already in verification_summaries (kept as data is stored), so 'query verify' over those
+                days gives the same scores. The run list and the fetch log are kept. Non-default thresholds are not
+                kept for pruned runs. The latest run of each location and model always keeps its rows, whatever its
+                age: the next fetch continues or repeats it.
                 """,
             options: Options.self, run: run)
     }
@@ -49,7 +49,7 @@ enum PruneCommand {
         }
         let before = fileSize(store.path)
         func summary(_ result: PruneResult) -> String {
-            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
+            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed (their verification sums are kept)"
         }
         let result: PruneResult
         do {
@@ -207,15 +207,34 @@ enum DoctorCommand {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var output = FormatOption()
+        var deep = false
+        var repair = false
         static var table: [Opt<Options>] {
-            FormatOption.options(\.output, [.table, .json]) + DatabaseOption.options(\.database)
+            [
+                .flag(
+                    "deep",
+                    "Also recompute the verification sums from the stored rows and compare them with the kept ones (reads every pair).",
+                    \.deep),
+                .flag(
+                    "repair", "With --deep: rewrite the sums that differ from the rows (the only change doctor makes).",
+                    \.repair)
+            ]
+                + FormatOption.options(\.output, [.table, .json]) + DatabaseOption.options(\.database)
         }
     }
 
     static var command: Command {
         Command(
             name: "doctor",
-            abstract: "Check the database: integrity, foreign keys, schema version, WAL size. Changes nothing.",
+            abstract:
+                "Check the database: integrity, foreign keys, schema version, WAL size (--deep: verification sums). Changes nothing unless --repair.",
+            discussion: """
+                --deep recomputes, for every location, model, source, variable, lead bucket and local day, the
+                partial sums query verify reads, from the stored forecast and observation rows, and compares them
+                with verification_summaries. Days that pruned runs had forecasts for cannot be recomputed (their
+                rows are gone) and are counted as not checkable. Differences exit 1; --deep --repair rewrites those
+                groups from the rows.
+                """,
             options: Options.self, run: run)
     }
 
@@ -297,8 +316,41 @@ enum DoctorCommand {
         // its own journal mode, not the file's.
         check("journal") { header[18] == 2 && header[19] == 2 ? "wal" : try db.journalMode() ?? "?" }
         check("wal") { "\(bytes(fileSize(path + "-wal"))) not yet checkpointed" }
+        var sumsProblem: String?
+        if args.deep || args.repair {
+            check("verification sums") {
+                guard problems.isEmpty else { return "not checked (fix the problems above first)" }
+                let store: Store
+                if args.repair {
+                    store = try Store.open(path: path, create: false)
+                } else {
+                    store = try Store.openReadOnly(path: path)
+                    if try store.sumsPending() {
+                        return
+                            "not checked: the sums of data stored before this wxdb version are not added yet (any wxdb command that writes adds them)"
+                    }
+                }
+                let result = try store.checkSums(repair: args.repair)
+                let skipped =
+                    result.notCheckable > 0
+                    ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
+                    : ""
+                if result.differing.isEmpty {
+                    return "ok: \(result.checked) group(s) match the rows" + skipped
+                }
+                let examples = result.differing.prefix(3).joined(separator: "; ")
+                if args.repair {
+                    return
+                        "repaired \(result.repaired) of \(result.checked) group(s) from the rows (e.g. \(examples))"
+                        + skipped
+                }
+                sumsProblem =
+                    "\(result.differing.count) of \(result.checked) verification sum group(s) differ from the stored rows (e.g. \(examples)), so query verify may answer wrongly there. Run 'wxdb doctor --deep --repair' to recompute them from the rows"
+                return "DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))" + skipped
+            }
+        }
         if args.output.format == .json {
-            report.meta = [("path", .string(path)), ("ok", .bool(problems.isEmpty))]
+            report.meta = [("path", .string(path)), ("ok", .bool(problems.isEmpty && sumsProblem == nil))]
             report.rowsKey = "checks"
             try report.render(.json, context)
         } else {
@@ -308,6 +360,7 @@ enum DoctorCommand {
                 context.out(label.padding(toLength: 18, withPad: " ", startingAt: 0) + result + "\n")
             }
         }
+        if problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
         if !problems.isEmpty {
             throw CLIError(
                 "the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'"

@@ -160,11 +160,14 @@ extension Store {
             if let match, continued {
                 added = try extendRun(runID, with: forecast, hash: hash, dailies: match.sameOffset)
             }
-            // An import of an older copy moves the run's first fetch (and a fallback issue time) back.
+            // An import of an older copy moves the run's first fetch (and a fallback issue time) back:
+            // every lead of the run changes, so its pairs' sums move with it.
             if fetch.fetchedAt < earlier.fetchedAt {
-                try db.run(
-                    "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
-                    [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
+                try keepingSums(.run(runID, validTimes: nil)) {
+                    try db.run(
+                        "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
+                        [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
+                }
             }
         } else {
             let modelRun = fetch.issuedAt[forecast.model]
@@ -188,6 +191,7 @@ extension Store {
             runID = db.lastInsertRowID
             kind = .stored
             try insertRows(forecast, runID: runID)
+            try addSums(.run(runID, validTimes: nil))
         }
         if same == nil {
             try db.run(
@@ -334,6 +338,8 @@ extension Store {
         extra.dailyDates = dayRows.map { forecast.dailyDates[$0] }
         extra.daily = forecast.daily.map { column in column.map { values in dayRows.map { values[$0] } } }
         try insertRows(extra, runID: runID)
+        // Only the new hours make new pairs; the run's other pairs are already summed.
+        if !extra.hourlyTimes.isEmpty { try addSums(.run(runID, validTimes: Set(extra.hourlyTimes))) }
         try db.run(
             """
             UPDATE forecast_runs SET content_hash = ?2,
@@ -391,13 +397,39 @@ extension Store {
         locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64,
         replacing: Bool = false
     ) throws {
-        let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
-        try upsert.bind(locationID, at: 1)
-        try upsert.bind(.text(source), at: 2)
-        try upsert.bind(time, at: 3)
-        for (index, value) in values.enumerated() { try upsert.bind(value, at: Int32(index + 4)) }
-        try upsert.bind(recordedAt, at: Int32(values.count + 4))
-        try upsert.runToCompletion()
+        func write() throws {
+            let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
+            try upsert.bind(locationID, at: 1)
+            try upsert.bind(.text(source), at: 2)
+            try upsert.bind(time, at: 3)
+            for (index, value) in values.enumerated() { try upsert.bind(value, at: Int32(index + 4)) }
+            try upsert.bind(recordedAt, at: Int32(values.count + 4))
+            try upsert.runToCompletion()
+        }
+        // The same values again (a repeated fetch's past hours) change no pair: only the row is written.
+        guard keepsSums, try observationChanges(locationID, source, time, values, recordedAt, replacing) else {
+            return try write()
+        }
+        try keepingSums(.observations(location: locationID, source: source, from: time, through: time), write)
+    }
+
+    /// Whether the upsert would change a stored value (or add the row), as its SQL decides: a value
+    /// replaces the stored one unless NULL, and without `replacing` only when recorded no earlier.
+    func observationChanges(
+        _ locationID: Int64, _ source: String, _ time: Int64, _ values: [Double?], _ recordedAt: Int64,
+        _ replacing: Bool
+    ) throws -> Bool {
+        let statement = try db.cachedStatement(
+            "SELECT recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
+                + " FROM observations WHERE location_id = ? AND time = ? AND source = ?")
+        try statement.bind([.integer(locationID), .integer(time), .text(source)])
+        defer { statement.reset() }
+        guard let row = try statement.step() else { return true }
+        if !replacing, recordedAt < row.int64(0) { return false }
+        for (index, value) in values.enumerated() {
+            if let value, value != row.optionalDouble(index + 1) { return true }
+        }
+        return false
     }
 
     /// Like `upsertObservations`, in one transaction of its own.
@@ -419,15 +451,42 @@ extension Store {
         _ series: ModelForecast, through: Int64 = .max, locationID: Int64, source: String,
         recordedAt: Int64
     ) throws -> Int {
-        var hours = 0
+        var rows: [(time: Int64, values: [Double?])] = []
         for (row, time) in series.hourlyTimes.enumerated() where time <= through {
             let values = series.hourly.map { $0?[row] ?? nil }
             if values.allSatisfy({ $0 == nil }) { continue }
-            try upsertObservation(
-                locationID: locationID, source: source, time: time, values: values, recordedAt: recordedAt)
-            hours += 1
+            rows.append((time, values))
         }
-        return hours
+        func write() throws {
+            for row in rows {
+                try upsertObservation(
+                    locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt)
+            }
+        }
+        // The sums of the pairs of every hour that changes are updated once for the whole series
+        // (one subtraction and one addition over its changed span), not hour by hour: a fetch's past
+        // hours or a backfill's year touch many of the same groups.
+        let changed =
+            try keepsSums
+            ? rows.filter {
+                try observationChanges(locationID, source, $0.time, $0.values, recordedAt, false)
+            }.map(\.time) : []
+        guard let first = changed.min(), let last = changed.max() else {
+            try withoutKeepingSums(write)
+            return rows.count
+        }
+        try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
+            try withoutKeepingSums(write)
+        }
+        return rows.count
+    }
+
+    /// Runs a write whose pairs' sums the caller keeps (or that changes none).
+    func withoutKeepingSums<T>(_ write: () throws -> T) rethrows -> T {
+        let keeping = keepsSums
+        keepsSums = false
+        defer { keepsSums = keeping }
+        return try write()
     }
 
     /// Records one attempt in the fetch log.

@@ -154,10 +154,24 @@ extension Store {
         -> Int
     {
         try db.transaction {
-            for row in csv.rows {
-                try upsertObservation(
-                    locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt,
-                    replacing: true)
+            func write() throws {
+                for row in csv.rows {
+                    try upsertObservation(
+                        locationID: locationID, source: source, time: row.time, values: row.values,
+                        recordedAt: recordedAt, replacing: true)
+                }
+            }
+            // One update of the verification sums over the span of the hours that change (see
+            // `upsertObservations`).
+            let changed = try csv.rows.filter {
+                try observationChanges(locationID, source, $0.time, $0.values, recordedAt, true)
+            }.map(\.time)
+            if let first = changed.min(), let last = changed.max() {
+                try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
+                    try withoutKeepingSums(write)
+                }
+            } else {
+                try withoutKeepingSums(write)
             }
             return csv.rows.count
         }
