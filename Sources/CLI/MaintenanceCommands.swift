@@ -134,6 +134,10 @@ enum StatsCommand {
         Command(
             name: "stats",
             abstract: "Show the database's size, rows per table, runs and fetches per location, and fetch gaps.",
+            discussion: """
+                Reads what each location has, not every row of the file: the hourly and daily row counts are summed
+                from the runs' own counts (marked *), so stats stays quick on a database of many gigabytes.
+                """,
             options: Options.self, run: run)
     }
 
@@ -186,6 +190,7 @@ enum StatsCommand {
                 ("path", .string(store.path)), ("bytes", .number(Double(size))),
                 ("schema_version", .string(try store.schemaVersion())),
                 ("tables", .object(counts.map { ($0.0, .number(Double($0.1))) })),
+                ("counted_from_runs", .array(Store.tablesCountedFromRuns.map { .string($0) })),
                 ("gap_window_days", .number(Double(days))),
                 ("locations", .array(report.rows.map(report.jsonRow)))
             ])
@@ -196,8 +201,13 @@ enum StatsCommand {
             context.out("database: \(store.path) (\(bytes(size)), schema \(try store.schemaVersion() ?? "none"))\n\n")
             var table = Table(headers: ["table", "rows"])
             table.rightAligned = [1]
-            for (name, count) in counts { table.rows.append([name, String(count)]) }
-            context.out(table.render() + "\n")
+            for (name, count) in counts {
+                table.rows.append([name + (Store.tablesCountedFromRuns.contains(name) ? " *" : ""), String(count)])
+            }
+            context.out(
+                table.render()
+                    + "* summed from the runs' own hour and day counts (counting these rows would read the whole file)\n\n"
+            )
             if !perLocation.isEmpty { context.out(report.table()) }
         }
     }
@@ -207,8 +217,15 @@ enum DoctorCommand {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var output = FormatOption()
+        var quick = false
         static var table: [Opt<Options>] {
-            FormatOption.options(\.output, [.table, .json]) + DatabaseOption.options(\.database)
+            [
+                .flag(
+                    "quick",
+                    "For large files: SQLite's quick_check (each page read once) instead of integrity_check, and no foreign-key check of the hourly and daily rows.",
+                    \.quick)
+            ]
+                + FormatOption.options(\.output, [.table, .json]) + DatabaseOption.options(\.database)
         }
     }
 
@@ -217,6 +234,29 @@ enum DoctorCommand {
             name: "doctor",
             abstract: "Check the database: integrity, foreign keys, schema version, WAL size. Changes nothing.",
             options: Options.self, run: run)
+    }
+
+    /// The checks that read every page (integrity, foreign keys), or with `quick` the cheaper
+    /// ones: on a file of many gigabytes the full ones take minutes (docs/SCALING.md has figures).
+    /// Returns the problems found.
+    static func checkPages(_ db: DatabaseInspection, quick: Bool, check: (String, () throws -> String) -> Void)
+        -> [String]
+    {
+        var found: [String] = []
+        check(quick ? "integrity (quick)" : "integrity") {
+            let rows = try quick ? db.quickCheck() : db.integrityCheck()
+            if rows == ["ok"] { return "ok" }
+            found.append((quick ? "quick_check: " : "integrity_check: ") + rows.prefix(5).joined(separator: "; "))
+            return "DAMAGED: " + rows.prefix(5).joined(separator: "; ")
+        }
+        check("foreign keys") {
+            let rows = try quick ? db.foreignKeyProblemsOutsideRowTables() : db.foreignKeyProblems()
+            let skipped = quick ? " (hourly and daily rows not checked: --quick)" : ""
+            if rows.isEmpty { return "ok" + skipped }
+            found.append("foreign_key_check: \(rows.count) rows point nowhere")
+            return "\(rows.count) rows point nowhere (e.g. \(rows[0]))" + skipped
+        }
+        return found
     }
 
     static func run(_ args: Options, _ context: Context) throws {
@@ -267,18 +307,8 @@ enum DoctorCommand {
         }
         check("file") { "\(path) (\(bytes(fileSize(path))))" }
         check("sqlite") { DatabaseInspection.sqliteVersion }
-        check("integrity") {
-            let rows = try db.integrityCheck()
-            if rows == ["ok"] { return "ok" }
-            problems.append("integrity_check: " + rows.prefix(5).joined(separator: "; "))
-            return "DAMAGED: " + rows.prefix(5).joined(separator: "; ")
-        }
-        check("foreign keys") {
-            let rows = try db.foreignKeyProblems()
-            if rows.isEmpty { return "ok" }
-            problems.append("foreign_key_check: \(rows.count) rows point nowhere")
-            return "\(rows.count) rows point nowhere (e.g. \(rows[0]))"
-        }
+        let pageProblems = checkPages(db, quick: args.quick, check: check)
+        problems += pageProblems
         check("schema") {
             let applied = try db.appliedMigrations()
             if applied.isEmpty {
