@@ -469,7 +469,7 @@ COMMIT;
                 lines.append("- " + n)
             lines.append("")
         if getattr(self, "breakdown", ""):
-            lines.append("Where the bytes go (wxdb database after the one-process ingest; `dbstat`):")
+            lines.append("Where the bytes go (%s; `dbstat`):" % getattr(self, "breakdown_of", "wxdb database after the one-process ingest"))
             lines.append("")
             lines.append("| table or index | bytes | payload bytes | cells |")
             lines.append("|---|---|---|---|")

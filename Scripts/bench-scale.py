@@ -4,9 +4,9 @@
 A database of N locations x 1 model x D days of hourly fetches of a model updating every 3 h is
 written with SQL (one transaction, INSERT ... SELECT over small helper tables, rows in key order),
 shaped like what `wxdb ingest` leaves: runs with their content hashes, 384 hourly and 16 daily rows
-per run, one fetch_log row per location and hourly fetch (two in three `repeated`, the batched
-request URL, its API weight share), `analysis` and `current` observations as ingest keeps them and
-`station` observations as `observe import` would. Run ids interleave the locations, as an hourly
+per run, one fetch_log row per location and hourly fetch (two in three `repeated`, the location's
+own request URL, its share of the batch's API weight), `analysis` and `current` observations as
+ingest keeps them and `station` observations as `observe import` would. Run ids interleave the locations, as an hourly
 ingest of all of them does. Then each command is measured beside its target (issue #15).
 
 Run through `Scripts/bench --scale` (1,000 x 30 days) or, small, inside `Scripts/bench --quick`.
@@ -53,15 +53,14 @@ def coordinate(value):
     return text[:-1] if text.endswith(".") else text
 
 
-def batch_url(locs):
-    """The URL wxdb logs for a batch of up to 100 locations (every location's row has the whole URL)."""
+def request_url(locs):
+    """The URL wxdb logs for a request about `locs` (as HTTPClient.redacted prints it)."""
     hourly = ",".join(HOURLY)
     return ("https://api.open-meteo.com/v1/forecast?latitude=%s&longitude=%s&hourly=%s&daily=%s&current=%s"
             "&models=best_match&timezone=%s&timeformat=unixtime&forecast_days=16&past_days=1"
             "&temperature_unit=celsius&wind_speed_unit=kmh&precipitation_unit=mm&elevation=%s") % (
-        "%2C".join(coordinate(r[2]) for r in locs), "%2C".join(coordinate(r[3]) for r in locs),
-        hourly.replace(",", "%2C"), ",".join(DAILY).replace(",", "%2C"), hourly.replace(",", "%2C"),
-        "%2C".join(r[5].replace("/", "%2F") for r in locs), "%2C".join(coordinate(r[4]) for r in locs))
+        ",".join(coordinate(r[2]) for r in locs), ",".join(coordinate(r[3]) for r in locs), hourly, ",".join(DAILY),
+        hourly, ",".join(r[5] for r in locs), ",".join(coordinate(r[4]) for r in locs))
 
 
 def generate(path, n, days, end):
@@ -82,9 +81,8 @@ def generate(path, n, days, end):
                    "VALUES (?, ?, ?, ?, ?, ?, ?)", [r[:7] for r in locs])
     db.execute("CREATE TEMP TABLE zone (location_id INTEGER PRIMARY KEY, offset INTEGER, batch INTEGER)")
     db.executemany("INSERT INTO zone VALUES (?, ?, ?)", [(r[0], r[7], (r[0] - 1) // 100) for r in locs])
-    db.execute("CREATE TEMP TABLE url (batch INTEGER PRIMARY KEY, request TEXT)")
-    db.executemany("INSERT INTO url VALUES (?, ?)", [(b, batch_url(locs[b * 100:b * 100 + 100]))
-                                                      for b in range((n + 99) // 100)])
+    db.execute("CREATE TEMP TABLE url (location_id INTEGER PRIMARY KEY, request TEXT)")
+    db.executemany("INSERT INTO url VALUES (?, ?)", [(r[0], request_url([r])) for r in locs])
     db.execute("CREATE TEMP TABLE seq (i INTEGER PRIMARY KEY)")
     db.executemany("INSERT INTO seq VALUES (?)", [(i,) for i in range(max(HOURS, fetches + 48))])
     h = ", ".join(HOURLY)
@@ -130,7 +128,7 @@ INSERT INTO fetch_log (attempted_at, location_id, model, origin, outcome, http_s
 SELECT {t0} + f.i * 3600 + 120, l.id, 'best_match', 'fetch', CASE WHEN f.i % {EVERY} = 0 THEN 'stored' ELSE 'repeated' END,
     200, 700 + (f.i * 37 + z.batch * 11) % 600, (f.i / {EVERY}) * {n} + l.id, u.request, {weight}
 FROM seq f CROSS JOIN locations l CROSS JOIN zone z CROSS JOIN url u
-WHERE f.i < {fetches} AND z.location_id = l.id AND u.batch = z.batch ORDER BY f.i, l.id""")
+WHERE f.i < {fetches} AND z.location_id = l.id AND u.location_id = l.id ORDER BY f.i, l.id""")
     # Observations: `analysis` (the past hours of each response: every hour up to the last fetch,
     # all 12 variables), `current` (one per fetch), and a `station` CSV's 5 variables.
     obs = ", ".join(HOURLY)
@@ -194,6 +192,8 @@ class Scale:
 
     def row(self, measure, ours, base="", ratio="", target="", ok=None):
         self.b.row("Scale", measure, ours, base, ratio, target, ok)
+        # Each figure as soon as it is measured: a long run stopped partway still tells something.
+        self.b.log("scale: %s: %s | %s | %s" % (measure, ours, base, ratio))
 
     def build(self, path, n, end):
         self.d.rm_db(path)
@@ -215,6 +215,10 @@ class Scale:
         b.notes.append("Scale: %s generated with SQL in %.0f s (%s runs, %s hourly rows, %s observations, %s fetch_log rows)." % (
             self.label, took, f"{c['runs']:,}", f"{c['hours']:,}", f"{c['obs']:,}", f"{c['log']:,}"))
         self.storage(big, c, size)
+        if self.n >= 100:
+            self.b.breakdown = d.sql(big, "SELECT name, sum(pgsize), sum(payload), sum(ncell) FROM dbstat WHERE aggregate = TRUE "
+                                          "GROUP BY name ORDER BY 2 DESC LIMIT 10;")
+            self.b.breakdown_of = "the %s database as generated" % self.label
         self.verify(big, one)
         for name, args in (("stats", ["stats", "--format", "json"]), ("doctor", ["doctor"]),
                            ("doctor --quick", ["doctor", "--quick"]),
@@ -225,6 +229,8 @@ class Scale:
         if not self.keep:
             for path in (big, one):
                 d.rm_db(path)
+                if os.path.exists(path + ".ingest-lock"):
+                    os.remove(path + ".ingest-lock")
 
     def storage(self, path, c, size):
         values = c["values"]

@@ -75,6 +75,29 @@ struct LargeDatabaseCommandTests {
         #expect(result.stdout.contains("* summed from the runs' own hour and day counts"))
     }
 
+    @Test("a batched ingest logs each location with a request for it alone, without the key")
+    func fetchLogNamesOneLocation() async throws {
+        let replay = try ReplaySandbox()
+        defer { replay.box.remove() }
+        try await replay.addThreeRecordedLocations()
+        let result = await replay.run("--api-key", "s3cret-key", "ingest")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(replay.forecastRequests.count == 1)
+        let rows = try Database(path: replay.box.db).rows(
+            "SELECT l.name, f.request FROM fetch_log f JOIN locations l ON l.id = f.location_id WHERE f.outcome = 'stored'"
+        ) { ($0.string(0), $0.string(1)) }
+        let own = [
+            "Copenhagen": "latitude=55.6761&longitude=12.5683&", "Toronto": "latitude=43.7&longitude=-79.4&",
+            "Adelaide": "latitude=-34.93&longitude=138.6&"
+        ]
+        #expect(rows.count == 3)
+        for (name, request) in rows {
+            #expect(request.contains(own[name]!), "\(name): \(request)")
+            #expect(request.contains("forecast_days=16") && request.contains("hourly=temperature_2m,"))
+            #expect(!request.contains("s3cret"))
+        }
+    }
+
     @Test("doctor and doctor --quick say ok on a sound database", arguments: [[], ["--quick"]])
     func doctorSound(_ extra: [String]) async throws {
         let box = Sandbox()
