@@ -28,11 +28,11 @@ enum PruneCommand {
             name: "prune",
             abstract: "Remove the hourly and daily rows of old runs, keeping their verification sums.",
             discussion: """
-                Runs issued more than N days ago lose their hourly and daily rows after their forecast/observation
-                pairs are folded into verification_summaries, so 'query verify' over those days gives the same n,
-                bias, MAE, RMSE and correlation. The run list and the fetch log are kept. Persistence skill and
-                non-default thresholds are not kept for pruned runs. The latest run of each location and model
-                always keeps its rows, whatever its age: the next fetch continues or repeats it.
+                Runs issued more than N days ago lose their hourly and daily rows. Their forecast/observation pairs'
+                sums are already in verification_summaries (kept as data is stored), so 'query verify' over those
+                days gives the same scores. The run list and the fetch log are kept. Non-default thresholds are not
+                kept for pruned runs. The latest run of each location and model always keeps its rows, whatever its
+                age: the next fetch continues or repeats it.
                 """,
             options: Options.self, run: run)
     }
@@ -49,7 +49,7 @@ enum PruneCommand {
         }
         let before = fileSize(store.path)
         func summary(_ result: PruneResult) -> String {
-            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed, \(result.summaryRows) summary rows written"
+            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed (their verification sums are kept)"
         }
         let result: PruneResult
         do {

@@ -83,10 +83,13 @@ enum QueryVerify {
 
     /// What a script reading the JSON should know about the rows (also printed on stderr).
     static func notes(_ result: VerifyResult) -> [String] {
-        guard result.prunedDaysLeftOut > 0 else { return [] }
-        return [
-            "\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to and were left out; give whole local dates to include them"
-        ]
+        var notes = result.pairNotes
+        if result.prunedDaysLeftOut > 0 {
+            notes.append(
+                "\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to: their pruned runs' pairs were left out (they are kept as whole-day sums); give whole local dates to include them"
+            )
+        }
+        return notes
     }
 
     static func report(_ result: VerifyResult, _ location: Location) -> Report {
@@ -162,7 +165,7 @@ enum QueryVerify {
             ]
             if !isProbability {
                 cells += [
-                    .int(row.persistence.n), .number(row.persistence.rmse), .number(row.persistenceSkill),
+                    .int(row.persistence.n), .number(row.persistence.persistenceRMSE), .number(row.persistenceSkill),
                     .int(row.persistence.n)
                 ]
             }

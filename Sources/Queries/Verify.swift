@@ -24,11 +24,15 @@ public struct VerifyOptions: Sendable {
     /// Event threshold in mm for precipitation scores (POD, FAR, CSI, ETS, Brier), in stored units.
     public var thresholdMillimetres: Double
     public var units: UnitSystem
+    /// Score every pair from the rows, ignoring the kept sums (what the sums are checked against;
+    /// pruned runs' pairs are then missing).
+    public var pairsOnly = false
 
     public init(
         variable: Variable, source: String? = nil, range: TimeRange = TimeRange(), grouping: VerifyGrouping = .lead,
-        model: String? = nil, thresholdMillimetres: Double = 0.1, units: UnitSystem = .metric
+        model: String? = nil, thresholdMillimetres: Double = 0.1, units: UnitSystem = .metric, pairsOnly: Bool = false
     ) {
+        self.pairsOnly = pairsOnly
         self.variable = variable
         self.source = source
         self.range = range
@@ -54,10 +58,9 @@ public struct VerifyRow: Sendable, Equatable {
         get { sums.continuous }
         set { sums.continuous = newValue }
     }
-    /// The forecast's scores over the pairs that have a persistence reference.
-    public var forecastWithReference = ContinuousScores()
-    /// Persistence's scores over the same pairs: the observation at the run's issue hour carried forward.
-    public var persistence = ContinuousScores()
+    /// Persistence (the observation at the run's issue hour carried forward) against the forecast,
+    /// over the pairs that have such a reference.
+    public var persistence: PersistenceSums { sums.persistence ?? PersistenceSums() }
     /// For a variable with an event (precipitation): the 2×2 table at the threshold.
     public var contingency: Contingency? {
         get { sums.contingency }
@@ -73,10 +76,7 @@ public struct VerifyRow: Sendable, Equatable {
     public var lastValidTime = Int64.min
 
     /// MSE skill score against persistence, over `persistence.n` pairs; nil without reference pairs.
-    public var persistenceSkill: Double? {
-        guard let forecast = forecastWithReference.mse, let reference = persistence.mse else { return nil }
-        return SkillScore.mse(forecastMSE: forecast, referenceMSE: reference)
-    }
+    public var persistenceSkill: Double? { persistence.skill }
 }
 
 /// The result of `wxdb query verify`.
@@ -90,6 +90,8 @@ public struct VerifyResult: Sendable, Equatable {
     /// Days of pruned runs that `--from/--to` cut, which could not be counted (their pairs survive
     /// only as whole-day sums).
     public var prunedDaysLeftOut = 0
+    /// What was scored from the pairs rather than the kept sums, and why (for the `notes` field).
+    public var pairNotes: [String] = []
 
     /// The row a one-line summary should speak about: the one with most pairs among those at
     /// 48 h lead or more, else the one with most pairs overall (the shorter lead on a tie).
@@ -128,40 +130,56 @@ public enum VerifyQuery {
             )
         }
         _ = try QuerySupport.column(variable)
-        // A probability of precipitation is checked against observed precipitation.
-        let observedVariable = variable.observedVariable
-
         try QuerySupport.requireRuns(store, location: location, model: options.model)
         let source = try ObservationSources.resolve(
             store, location: location, requested: options.source,
             pairing: .init(variable: variable, range: options.range, model: options.model))
 
-        let references = try store.persistenceReferences(
-            locationID: location.id, source: source, observed: observedVariable,
-            model: options.model)
-        let units = options.units
-        let threshold = options.thresholdMillimetres
         var groups: [String: VerifyRow] = [:]
-        let filter = PairFilter(
-            locationID: location.id, source: source, from: options.range.from, to: options.range.to,
-            model: options.model)
-        try store.forEachVerificationPair(forecast: variable, observed: observedVariable, filter) { row in
-            let issuedAt = row.int64(1)
-            let validTime = row.int64(2)
-            let lead = Double(validTime - issuedAt) / 3600
-            guard let (from, to) = bucket(lead, options.grouping) else { return }
-            let model = options.grouping == .model ? row.string(0) : nil
-            let key = (model ?? "") + "\u{1}" + String(from)
-            var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
-            group.firstValidTime = min(group.firstValidTime, validTime)
-            group.lastValidTime = max(group.lastValidTime, validTime)
-            add(
-                &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
-                variable: variable, units: units, threshold: threshold)
-            groups[key] = group
+        var notes: [String] = []
+        var prunedDaysLeftOut = 0
+        let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
+        if options.pairsOnly {
+            try addPairs(store, location: location, source: source, options: options, into: &groups)
+        } else if try store.sumsPending() {
+            notes.append(
+                "scored from the stored pairs: the sums of data stored before this version are not added yet (any wxdb command that can write adds them)"
+            )
+            try addPairs(store, location: location, source: source, options: options, into: &groups)
+        } else if variable.isProbability && !defaultThreshold {
+            notes.append(
+                "scored from the stored pairs: the kept sums are at \(formatThreshold(Pruner.threshold)) mm, so pruned runs are left out at --threshold \(formatThreshold(options.thresholdMillimetres))"
+            )
+            try addPairs(store, location: location, source: source, options: options, into: &groups)
+        } else {
+            let cut = try addSummaries(store, location: location, source: source, options: options, into: &groups)
+            prunedDaysLeftOut = cut.prunedDays
+            if !cut.intervals.isEmpty {
+                let hours = cut.intervals.reduce(Int64(0)) { $0 + ($1.end - $1.start + 3599) / 3600 }
+                notes.append(
+                    "\(hours) hour(s) of the \(cut.days) local day(s) --from/--to cuts were scored from the stored pairs (the kept sums are per whole day)"
+                )
+            }
+            if variable.hasEvent && !defaultThreshold {
+                notes.append(
+                    "the 2x2 table at --threshold \(formatThreshold(options.thresholdMillimetres)) mm was counted from the stored pairs (the kept sums are at \(formatThreshold(Pruner.threshold)) mm), so pruned runs are left out of it"
+                )
+            }
+            // Pairs for the cut days (everything), and at another threshold for the 2x2 table of the rest.
+            if !cut.intervals.isEmpty || (variable.hasEvent && !defaultThreshold) {
+                let everything =
+                    variable.hasEvent && !defaultThreshold
+                    ? [(options.range.from, options.range.to)]
+                    : cut.intervals.map { (Optional($0.start), Optional($0.end)) }
+                for (from, to) in everything {
+                    var part = options
+                    part.range = TimeRange(from: from, to: to)
+                    try addPairs(store, location: location, source: source, options: part, into: &groups) { valid in
+                        cut.intervals.contains { valid >= $0.start && valid < $0.end } ? .all : .contingency
+                    }
+                }
+            }
         }
-        let prunedDaysLeftOut = try addSummaries(
-            store, location: location, source: source, options: options, into: &groups)
 
         guard !groups.isEmpty else {
             var detail = try QuerySupport.coverage(store, location: location, source: source)
@@ -175,8 +193,50 @@ public enum VerifyQuery {
         return VerifyResult(
             location: location.name, variable: variable, source: source,
             options: .init(
-                grouping: options.grouping, thresholdMillimetres: threshold, units: units, model: options.model),
-            rows: rows, prunedDaysLeftOut: prunedDaysLeftOut)
+                grouping: options.grouping, thresholdMillimetres: options.thresholdMillimetres, units: options.units,
+                model: options.model),
+            rows: rows, prunedDaysLeftOut: prunedDaysLeftOut, pairNotes: notes)
+    }
+
+    static func formatThreshold(_ value: Double) -> String { JSON.numberText(value) }
+
+    /// What of a pair to add: everything, or only its 2x2 entry (whose other scores the sums hold).
+    enum PairPart { case all, contingency }
+
+    /// Scores the stored pairs in `options.range` (of unpruned runs only) into `groups`.
+    static func addPairs(
+        _ store: Store, location: Location, source: String, options: VerifyOptions,
+        into groups: inout [String: VerifyRow], part: (Int64) -> PairPart = { _ in .all }
+    ) throws {
+        let variable = options.variable
+        let observedVariable = variable.observedVariable
+        let references = try store.persistenceReferences(
+            locationID: location.id, source: source, observed: observedVariable, model: options.model)
+        let filter = PairFilter(
+            locationID: location.id, source: source, from: options.range.from, to: options.range.to,
+            model: options.model)
+        try store.forEachVerificationPair(forecast: variable, observed: observedVariable, filter) { row in
+            let issuedAt = row.int64(1)
+            let validTime = row.int64(2)
+            let lead = Double(validTime - issuedAt) / 3600
+            guard let (from, to) = bucket(lead, options.grouping) else { return }
+            let model = options.grouping == .model ? row.string(0) : nil
+            let key = (model ?? "") + "\u{1}" + String(from)
+            var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
+            switch part(validTime) {
+            case .all:
+                group.firstValidTime = min(group.firstValidTime, validTime)
+                group.lastValidTime = max(group.lastValidTime, validTime)
+                add(
+                    &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                    variable: variable, units: options.units, threshold: options.thresholdMillimetres)
+            case .contingency:
+                group.sums.contingency = group.sums.contingency ?? Contingency()
+                group.sums.contingency?.add(
+                    forecast: row.double(3), observed: row.double(4), threshold: options.thresholdMillimetres)
+            }
+            groups[key] = group
+        }
     }
 
     /// Adds one forecast/observation pair (stored units) to a group's scores.
@@ -195,13 +255,13 @@ public enum VerifyQuery {
         }
         let observed = units.convert(rawObserved, quantity)
         // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
-        let forecast = observed + QuerySupport.difference(units.convert(rawForecast, quantity), observed, variable)
-        group.sums.continuous.add(forecast: forecast, observed: observed)
+        let error = SummarySums.difference(units.convert(rawForecast, quantity), observed, variable)
+        group.sums.continuous.add(forecast: observed + error, observed: observed)
         if let rawReference {
-            let reference =
-                observed + QuerySupport.difference(units.convert(rawReference, quantity), observed, variable)
-            group.forecastWithReference.add(forecast: forecast, observed: observed)
-            group.persistence.add(forecast: reference, observed: observed)
+            group.sums.persistence = group.sums.persistence ?? PersistenceSums()
+            group.sums.persistence?.add(
+                forecastError: error,
+                persistenceError: SummarySums.difference(units.convert(rawReference, quantity), observed, variable))
         }
         if variable.hasEvent {
             group.sums.contingency = group.sums.contingency ?? Contingency()
@@ -209,35 +269,43 @@ public enum VerifyQuery {
         }
     }
 
-    /// Adds what `wxdb prune` folded into `verification_summaries` (valid days inside the range);
-    /// returns how many summarised days the range cut and so left out.
-    /// Categorical and Brier sums were kept at the default threshold only, so another threshold
-    /// leaves pruned periods out of those scores (and, for precipitation_probability, entirely).
+    /// What the kept sums could not answer: the parts of local days `--from/--to` cuts.
+    struct CutDays {
+        var intervals: [(start: Int64, end: Int64)] = []
+        var days = 0
+        var prunedDays = 0
+    }
+
+    /// Adds the kept sums (`verification_summaries`) of every local day wholly inside the range;
+    /// returns the days the range cuts, whose hours inside it the pairs answer (a day of pruned runs
+    /// among them cannot be split, so it is left out and counted for a note).
+    /// At another threshold the 2x2 table is not taken from the sums (they keep the default's).
     static func addSummaries(
         _ store: Store, location: Location, source: String, options: VerifyOptions,
         into groups: inout [String: VerifyRow]
-    ) throws -> Int {
+    ) throws -> CutDays {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
-        if options.variable.isProbability && !defaultThreshold { return 0 }
-        var partialDays = Set<String>()
         // Imperial display is an affine change of unit (x' = a·x + b), which partial sums follow exactly.
         let quantity = options.variable.quantity
         let scale = options.units.convertDifference(1, quantity)
         let offset = options.units.convert(0, quantity)
         let isProbability = options.variable.isProbability
+        let lower = options.range.from ?? Int64.min
+        let upper = options.range.to ?? Int64.max
+        // The rows of each cut day, by model and lead bucket: their n against the pairs still stored
+        // tells whether pruned runs' pairs are in them.
+        var cutSpans: [[Int64]: [String: Int]] = [:]
         try store.forEachSummary(
             locationID: location.id, source: source, variable: options.variable.name, model: options.model
         ) { row in
-            // A summarised day counts when it lies wholly inside --from/--to; one cut by the range
-            // cannot be split, so it is left out and counted for a note. Its hours are the ones it was
-            // summarised over, whatever the location's zone is now.
+            // A day's hours are the ones it was summed over, whatever the location's zone is now.
             guard let day = row.span ?? ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else {
                 return
             }
-            let inside = day.start >= (options.range.from ?? Int64.min) && day.end <= (options.range.to ?? Int64.max)
-            let outside = day.end <= (options.range.from ?? Int64.min) || day.start >= (options.range.to ?? Int64.max)
-            if !inside {
-                if !outside { partialDays.insert(row.validDate) }
+            if day.end <= lower || day.start >= upper { return }
+            if day.start < lower || day.end > upper {
+                cutSpans[[day.start, day.end], default: [:]][row.model + "\u{1}" + String(row.leadFrom)] =
+                    row.sums.continuous.n
                 return
             }
             guard let (from, to) = bucket(Double(row.leadFrom), options.grouping) else { return }
@@ -245,14 +313,35 @@ public enum VerifyQuery {
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             var stored = row.sums
-            if !isProbability { stored.continuous = stored.continuous.affine(scale: scale, offset: offset) }
+            if !isProbability { stored = stored.affine(scale: scale, offset: offset) }
             if !defaultThreshold { stored.contingency = nil }
             group.sums.merge(stored)
-            group.firstValidTime = min(group.firstValidTime, day.start)
-            group.lastValidTime = max(group.lastValidTime, day.end - 3600)
+            group.firstValidTime = min(group.firstValidTime, row.firstValid ?? day.start)
+            group.lastValidTime = max(group.lastValidTime, row.lastValid ?? day.end - 3600)
             groups[key] = group
         }
-        return partialDays.count
+        var cut = CutDays()
+        for (span, rows) in cutSpans.sorted(by: { $0.key[0] < $1.key[0] }) {
+            cut.days += 1
+            cut.intervals.append((max(span[0], lower), min(span[1], upper)))
+            guard
+                try store.prunedRuns(validBetween: span[0], and: span[1], locationID: location.id, model: options.model)
+                    > 0
+            else { continue }
+            var stored: [String: Int] = [:]
+            let filter = PairFilter(
+                locationID: location.id, source: source, from: span[0], to: span[1], model: options.model)
+            try store.forEachVerificationPair(
+                forecast: options.variable, observed: options.variable.observedVariable, filter
+            ) { row in
+                guard let bucket = LeadBuckets.bucket(forLeadHours: Double(row.int64(2) - row.int64(1)) / 3600) else {
+                    return
+                }
+                stored[row.string(0) + "\u{1}" + String(bucket.from), default: 0] += 1
+            }
+            if rows.contains(where: { $0.value > stored[$0.key, default: 0] }) { cut.prunedDays += 1 }
+        }
+        return cut
     }
 
     /// The `[from, to)` lead range a lead falls in; nil for negative leads and leads of 384 h or more.

@@ -158,11 +158,14 @@ extension Store {
             if let match, continued {
                 added = try extendRun(runID, with: forecast, hash: hash, dailies: match.sameOffset)
             }
-            // An import of an older copy moves the run's first fetch (and a fallback issue time) back.
+            // An import of an older copy moves the run's first fetch (and a fallback issue time) back:
+            // every lead of the run changes, so its pairs' sums move with it.
             if fetch.fetchedAt < earlier.fetchedAt {
-                try db.run(
-                    "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
-                    [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
+                try keepingSums(.run(runID, validTimes: nil)) {
+                    try db.run(
+                        "UPDATE forecast_runs SET fetched_at = ?, issued_at = CASE issued_at_source WHEN 'first_fetch' THEN ? ELSE issued_at END WHERE id = ?",
+                        [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
+                }
             }
         } else {
             let modelRun = fetch.issuedAt[forecast.model]
@@ -185,6 +188,7 @@ extension Store {
             runID = db.lastInsertRowID
             kind = .stored
             try insertRows(forecast, runID: runID)
+            try addSums(.run(runID, validTimes: nil))
         }
         if same == nil {
             try db.run(
@@ -315,6 +319,8 @@ extension Store {
         extra.dailyDates = dayRows.map { forecast.dailyDates[$0] }
         extra.daily = forecast.daily.map { column in column.map { values in dayRows.map { values[$0] } } }
         try insertRows(extra, runID: runID)
+        // Only the new hours make new pairs; the run's other pairs are already summed.
+        if !extra.hourlyTimes.isEmpty { try addSums(.run(runID, validTimes: Set(extra.hourlyTimes))) }
         try db.run(
             """
             UPDATE forecast_runs SET content_hash = ?2,
@@ -372,13 +378,39 @@ extension Store {
         locationID: Int64, source: String, time: Int64, values: [Double?], recordedAt: Int64,
         replacing: Bool = false
     ) throws {
-        let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
-        try upsert.bind(locationID, at: 1)
-        try upsert.bind(.text(source), at: 2)
-        try upsert.bind(time, at: 3)
-        for (index, value) in values.enumerated() { try upsert.bind(value, at: Int32(index + 4)) }
-        try upsert.bind(recordedAt, at: Int32(values.count + 4))
-        try upsert.runToCompletion()
+        func write() throws {
+            let upsert = try db.cachedStatement(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL)
+            try upsert.bind(locationID, at: 1)
+            try upsert.bind(.text(source), at: 2)
+            try upsert.bind(time, at: 3)
+            for (index, value) in values.enumerated() { try upsert.bind(value, at: Int32(index + 4)) }
+            try upsert.bind(recordedAt, at: Int32(values.count + 4))
+            try upsert.runToCompletion()
+        }
+        // The same values again (a repeated fetch's past hours) change no pair: only the row is written.
+        guard keepsSums, try observationChanges(locationID, source, time, values, recordedAt, replacing) else {
+            return try write()
+        }
+        try keepingSums(.observations(location: locationID, source: source, from: time, through: time), write)
+    }
+
+    /// Whether the upsert would change a stored value (or add the row), as its SQL decides: a value
+    /// replaces the stored one unless NULL, and without `replacing` only when recorded no earlier.
+    func observationChanges(
+        _ locationID: Int64, _ source: String, _ time: Int64, _ values: [Double?], _ recordedAt: Int64,
+        _ replacing: Bool
+    ) throws -> Bool {
+        let statement = try db.cachedStatement(
+            "SELECT recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
+                + " FROM observations WHERE location_id = ? AND time = ? AND source = ?")
+        try statement.bind([.integer(locationID), .integer(time), .text(source)])
+        defer { statement.reset() }
+        guard let row = try statement.step() else { return true }
+        if !replacing, recordedAt < row.int64(0) { return false }
+        for (index, value) in values.enumerated() {
+            if let value, value != row.optionalDouble(index + 1) { return true }
+        }
+        return false
     }
 
     /// Like `upsertObservations`, in one transaction of its own.

@@ -97,28 +97,19 @@ extension Store {
     public func updateLocation(named name: String, timezone: String?, models: [String]?) throws -> Location {
         try db.transaction {
             let location = try requireLocation(named: name)
-            if let timezone, timezone != location.timezone {
-                try pinSummarySpans(locationID: location.id, timezone: location.timezone)
+            func update() throws {
+                try db.run(
+                    "UPDATE locations SET timezone = coalesce(?, timezone), models = coalesce(?, models) WHERE id = ?",
+                    [timezone.sqlValue, models.map { .text($0.joined(separator: ",")) } ?? .null, .integer(location.id)]
+                )
             }
-            try db.run(
-                "UPDATE locations SET timezone = coalesce(?, timezone), models = coalesce(?, models) WHERE id = ?",
-                [timezone.sqlValue, models.map { .text($0.joined(separator: ",")) } ?? .null, .integer(location.id)])
+            if let timezone, timezone != location.timezone {
+                // The stored pairs move to the new zone's days; what pruned runs left keeps its old days.
+                try keepingSums(.location(location.id), update)
+            } else {
+                try update()
+            }
             return try requireLocation(named: name)
-        }
-    }
-
-    /// Gives verification summaries written before their day's span was stored the span of their
-    /// date in `timezone` (the zone they were made in), before that zone changes.
-    func pinSummarySpans(locationID: Int64, timezone: String) throws {
-        let dates = try db.rows(
-            "SELECT DISTINCT valid_date FROM verification_summaries WHERE location_id = ? AND valid_from IS NULL",
-            [.integer(locationID)]
-        ) { $0.string(0) }
-        for date in dates {
-            guard let span = ZoneTime.span(ofDate: date, timezone: timezone) else { continue }
-            try db.run(
-                "UPDATE verification_summaries SET valid_from = ?, valid_to = ? WHERE location_id = ? AND valid_date = ? AND valid_from IS NULL",
-                [.integer(span.start), .integer(span.end), .integer(locationID), .text(date)])
         }
     }
 
@@ -181,8 +172,10 @@ extension Store {
     public func adoptTimezoneIfAuto(_ location: Location, from response: ForecastResponse) throws {
         // Only a zone this machine's zone database knows: a server's text is not trusted.
         guard location.timezone == "auto", ZoneTime.isValidName(response.timezone) else { return }
-        try db.run(
-            "UPDATE locations SET timezone = ? WHERE id = ? AND timezone = 'auto'",
-            [.text(response.timezone), .integer(location.id)])
+        try keepingSums(.location(location.id)) {
+            try db.run(
+                "UPDATE locations SET timezone = ? WHERE id = ? AND timezone = 'auto'",
+                [.text(response.timezone), .integer(location.id)])
+        }
     }
 }

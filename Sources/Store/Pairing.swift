@@ -4,8 +4,8 @@ import WxSQLite
 extension Store {
     /// Whether `source` has at least one observation of `observed` that pairs with a stored
     /// forecast of `forecast` (any run of the location, of `model` when given, with a lead in
-    /// `leadSeconds`, valid in [`from`, `to`)), or pairs of `forecast` already folded into
-    /// `verification_summaries` by prune.
+    /// `leadSeconds`, valid in [`from`, `to`)), or, when runs were pruned, sums of `forecast`'s
+    /// pairs in `verification_summaries` at those leads and days.
     public func sourcePairs(
         locationID: Int64, source: String, forecast: Variable, observed: Variable,
         from: Int64?, to: Int64?, model: String?, leadSeconds: Range<Int64>
@@ -30,8 +30,20 @@ extension Store {
         ])
         defer { pairs.reset() }
         if try pairs.step() != nil { return true }
+        // The sums hold every pair, pruned or not: only pruned runs' pairs are missing from the rows,
+        // so the sums are asked only when a run was pruned, for the leads and days asked about.
         return try db.scalarInt(
-            "SELECT count(*) FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)",
-            [.integer(locationID), .text(source), .text(forecast.name), model.sqlValue]) ?? 0 > 0
+            """
+            SELECT EXISTS (SELECT 1 FROM forecast_runs WHERE location_id = ?1 AND pruned_at IS NOT NULL AND (?4 IS NULL OR model = ?4))
+               AND EXISTS (SELECT 1 FROM verification_summaries
+                           WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND (?4 IS NULL OR model = ?4)
+                             AND lead_to_h * 3600 > ?5 AND lead_from_h * 3600 < ?6
+                             AND coalesce(valid_to, ?8) > ?7 AND coalesce(valid_from, ?7) < ?8)
+            """,
+            [
+                .integer(locationID), .text(source), .text(forecast.name), model.sqlValue,
+                .integer(leadSeconds.lowerBound), .integer(leadSeconds.upperBound), .integer(from ?? .min),
+                .integer(to ?? .max)
+            ]) ?? 0 > 0
     }
 }

@@ -1,3 +1,4 @@
+import WxCore
 import WxSQLite
 
 extension Store {
@@ -13,13 +14,13 @@ extension Store {
         """
 
     /// Up to `limit` runs `wxdb prune` would remove rows of (issued before `cutoff`), oldest id
-    /// first, with their location's time zone.
+    /// first.
     public func prunableRuns(before cutoff: Int64, limit: Int) throws -> [PrunableRun] {
         try db.rows(
-            "SELECT r.id, l.timezone FROM forecast_runs r JOIN locations l ON l.id = r.location_id WHERE "
+            "SELECT r.id FROM forecast_runs r WHERE "
                 + Self.prunableCondition + " ORDER BY r.id LIMIT ?2",
             [.integer(cutoff), .integer(Int64(limit))]
-        ) { PrunableRun(id: $0.int64(0), timezone: $0.string(1)) }
+        ) { PrunableRun(id: $0.int64(0)) }
     }
 
     /// What pruning before `cutoff` would remove: runs, hourly rows, daily rows (nothing is changed).
@@ -43,6 +44,21 @@ extension Store {
               AND issued_at <= ?3 AND first_valid_time <= ?3 AND last_valid_time >= ?3
             """,
             [.integer(locationID), model.sqlValue, .integer(validTime)]
+        ).map(Int.init) ?? 0
+    }
+}
+
+extension Store {
+    /// How many pruned runs of the location (of `model`, when given) held forecast hours valid in
+    /// `[start, end)` with a lead under `LeadRule`.
+    public func prunedRuns(validBetween start: Int64, and end: Int64, locationID: Int64, model: String?) throws -> Int {
+        try db.scalarInt(
+            """
+            SELECT count(*) FROM forecast_runs
+            WHERE location_id = ?1 AND (?2 IS NULL OR model = ?2) AND pruned_at IS NOT NULL
+              AND issued_at < ?4 AND issued_at > ?3 - ?5 AND first_valid_time < ?4 AND last_valid_time >= ?3
+            """,
+            [.integer(locationID), model.sqlValue, .integer(start), .integer(end), .integer(LeadRule.maxSeconds)]
         ).map(Int.init) ?? 0
     }
 }

@@ -14,6 +14,9 @@ public final class Store {
     /// Why the database was opened read-only (for a reading command on a file the user cannot
     /// write), or nil when it is writable.
     public private(set) var readOnlyReason: String?
+    /// Whether writes keep `verification_summaries` current pair by pair (see LiveSums.swift); off
+    /// inside a bulk write that keeps them for its whole scope itself.
+    var keepsSums = true
 
     /// Why a database could not be opened, said so a user knows what to do.
     public enum OpenError: Error, CustomStringConvertible {
@@ -135,6 +138,7 @@ public final class Store {
             }
             try db.execute("PRAGMA synchronous = NORMAL")
             try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970))
+            try Store(db: db).rebuildPendingSums()
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)
         } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
@@ -203,6 +207,12 @@ public final class Store {
     }
 
     init(db: Database) { self.db = db }
+
+    /// Opens an existing, current database strictly read-only (nothing is migrated or written),
+    /// for checks such as `wxdb doctor --deep`.
+    public static func openReadOnly(path: String) throws -> Store {
+        Store(db: try openForReading(path: path))
+    }
 
     /// The name of the newest migration applied.
     public func schemaVersion() throws -> String? {

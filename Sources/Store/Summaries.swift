@@ -43,39 +43,33 @@ public struct StoredSummary: Sendable {
     /// the location's zone changes; nil for rows written before they were stored (migration 0006)
     /// whose zone has not changed since.
     public var span: (start: Int64, end: Int64)?
+    /// The first and last valid hour among the row's pairs; nil on rows prune wrote without a span.
+    public var firstValid: Int64?
+    public var lastValid: Int64?
     public var sums: SummarySums
 }
 
-/// A run `Store.pruneBatch` is about to prune, with its location's time zone (summaries are kept
-/// per local day).
+/// A run `Store.pruneBatch` is about to prune.
 public struct PrunableRun: Sendable {
     public var id: Int64
-    public var timezone: String
 }
 
-/// What one pruned batch removed and wrote.
+/// What one pruned batch removed.
 public struct PruneBatch: Sendable, Equatable {
     public var runs = 0
     public var hourlyRows = 0
     public var dailyRows = 0
-    public var summaryRows = 0
 }
 
 extension Store {
-    /// Prunes the next `limit` runs issued before `cutoff` (`prunableRuns`) in one transaction: `summarise` folds their
-    /// pairs (read with `forEachPair(ofRun:)`) into summary rows, which are added to those stored,
-    /// then the runs lose their hourly and daily rows and are marked pruned at `now`. A run is thus
-    /// either whole or summarised, never both and never lost. Nil when no run is left to prune.
-    public func pruneBatch(
-        issuedBefore cutoff: Int64, now: Int64, limit: Int,
-        summarise: ([PrunableRun]) throws -> [SummaryKey: SummarySums]
-    ) throws -> PruneBatch? {
+    /// Prunes the next `limit` runs issued before `cutoff` (`prunableRuns`) in one transaction: the
+    /// runs lose their hourly and daily rows and are marked pruned at `now`. Their pairs' sums are
+    /// already in `verification_summaries` (kept at write time) and stay. Nil when no run is left.
+    public func pruneBatch(issuedBefore cutoff: Int64, now: Int64, limit: Int) throws -> PruneBatch? {
         try db.transaction { () -> PruneBatch? in
             let runs = try prunableRuns(before: cutoff, limit: limit)
             if runs.isEmpty { return nil }
             var batch = PruneBatch(runs: runs.count)
-            let sums = try summarise(runs)
-            batch.summaryRows = try addSummaries(sums)
             for run in runs {
                 try db.run("DELETE FROM hourly_forecasts WHERE run_id = ?", [.integer(run.id)])
                 batch.hourlyRows += db.changes
@@ -93,43 +87,13 @@ extension Store {
     /// The instants the key's date covered (migration 0006 added them after the sums).
     static let summarySpanColumns = ["valid_from", "valid_to"]
 
-    /// Adds to a stored row's sums (a count or sum plus the new one); a score absent on either side
-    /// stays NULL, as SQL's `+` does. The same date summarised in two zones (a zone change between
-    /// prunes) covers both spans.
-    static let summaryUpsertSQL: String = {
-        let columns = summaryKeyColumns + SummarySums.columns.map(\.name) + summarySpanColumns
-        return "INSERT INTO verification_summaries (" + columns.joined(separator: ", ") + ") VALUES ("
-            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ") "
-            + "ON CONFLICT (location_id, source, variable, model, lead_from_h, valid_date) DO UPDATE SET "
-            + SummarySums.columns.map { "\($0.name) = \($0.name) + excluded.\($0.name)" }.joined(separator: ", ")
-            + ", valid_from = min(coalesce(valid_from, excluded.valid_from), excluded.valid_from)"
-            + ", valid_to = max(coalesce(valid_to, excluded.valid_to), excluded.valid_to)"
-    }()
-
-    /// Adds each key's sums to `verification_summaries`; returns the number of rows written.
-    func addSummaries(_ sums: [SummaryKey: SummarySums]) throws -> Int {
-        for (key, group) in sums {
-            let values = zip(SummarySums.columns, group.values).map { column, value -> SQLValue in
-                guard let value else { return .null }
-                return column.isCount ? .integer(Int64(value)) : .real(value)
-            }
-            try db.run(
-                Self.summaryUpsertSQL,
-                [
-                    .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
-                    .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate)
-                ] + values + [.integer(key.validFrom), .integer(key.validTo)])
-        }
-        return sums.count
-    }
-
     /// Streams the stored summaries of one location, source and variable (of `model` when given).
     public func forEachSummary(
         locationID: Int64, source: String, variable: String, model: String?,
         _ visit: (StoredSummary) throws -> Void
     ) throws {
         let statement = try db.cachedStatement(
-            "SELECT model, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, "
+            "SELECT model, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, first_valid_time, last_valid_time, "
                 + SummarySums.columns.map(\.name).joined(separator: ", ")
                 + " FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)"
         )
@@ -137,12 +101,13 @@ extension Store {
         defer { statement.reset() }
         let count = SummarySums.columns.count
         while let row = try statement.step() {
-            let values = (0..<count).map { row.optionalDouble(6 + $0) }
+            let values = (0..<count).map { row.optionalDouble(8 + $0) }
             let span = row.optionalInt64(4).flatMap { start in row.optionalInt64(5).map { (start: start, end: $0) } }
             try visit(
                 StoredSummary(
                     model: row.string(0), leadFrom: row.int(1), leadTo: row.int(2), validDate: row.string(3),
-                    span: span, sums: SummarySums(values: values)))
+                    span: span, firstValid: row.optionalInt64(6), lastValid: row.optionalInt64(7),
+                    sums: SummarySums(values: values)))
         }
     }
 }

@@ -363,13 +363,20 @@ struct PruneEdgeTests {
             }
             #expect(row["a"] == .null)
         }
-        #expect(doc["notes"]?.arrayValue == [])
+        // The 2x2 table at another threshold comes from the pairs, which pruned runs no longer have: said so.
+        let thresholdNotes = try #require(doc["notes"]?.arrayValue)
+        #expect(thresholdNotes.count == 1)
+        #expect(thresholdNotes.first?.stringValue?.contains("pruned runs are left out of it") == true)
         // A range that cuts the pruned day: left out, and said so in the document itself.
         let cut = await box.run(
             "query", "verify", "--location", "Here", "--source", "station", "--format", "json",
             "--from", "2026-07-20T06:00Z", "--to", "2026-07-22")
         let notes = try #require(try parseJSON(cut.stdout)["notes"]?.arrayValue)
-        #expect(notes.count == 1)
-        #expect(notes.first?.stringValue?.contains("partly inside --from/--to and were left out") == true)
+        #expect(notes.count == 2)
+        #expect(notes.contains { $0.stringValue?.contains("scored from the stored pairs") == true })
+        #expect(
+            notes.contains {
+                $0.stringValue?.contains("partly inside --from/--to: their pruned runs' pairs were left out") == true
+            })
     }
 }

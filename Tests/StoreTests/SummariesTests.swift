@@ -24,8 +24,13 @@ struct SummariesTests {
         ) {
             (name: $0.string(0), type: $0.string(1))
         }
+        // Migration 0010 added the persistence sums and the first/last valid hour after the spans.
+        let sums = SummarySums.columns.map(\.name)
+        let persistence = PersistenceSums.sumColumns.map(\.name)
         #expect(
-            columns.map(\.name) == Store.summaryKeyColumns + SummarySums.columns.map(\.name) + Store.summarySpanColumns)
+            columns.map(\.name)
+                == Store.summaryKeyColumns + sums.filter { !persistence.contains($0) } + Store.summarySpanColumns
+                + persistence + ["first_valid_time", "last_valid_time"])
         for column in SummarySums.columns {
             #expect(
                 columns.first { $0.name == column.name }?.type == (column.isCount ? "INTEGER" : "REAL"),
@@ -39,7 +44,7 @@ struct SummariesTests {
         #expect(Self.sample.values.suffix(BrierScore.sumColumns.count).allSatisfy { $0 == nil })
     }
 
-    @Test("prune's upsert adds a second batch's sums to the stored row, as merge does")
+    @Test("the upsert adds a second write's sums to the stored row, as merge does")
     func upsertAddsUp() throws {
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
@@ -53,8 +58,11 @@ struct SummariesTests {
         other.continuous.add(forecast: 2, observed: 1)
         other.contingency?.a += 5
         try store.db.transaction {
-            _ = try store.addSummaries([key: Self.sample])
-            _ = try store.addSummaries([key: other])
+            for sums in [Self.sample, other] {
+                var delta = SumsDelta()
+                delta.groups[key] = SumsDelta.Group(sums: sums, firstValid: 1_767_225_600, lastValid: 1_767_308_400)
+                try store.applySums(delta)
+            }
         }
         var expected = Self.sample
         expected.merge(other)

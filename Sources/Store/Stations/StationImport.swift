@@ -138,8 +138,23 @@ extension Store {
         _ result: StationImport, locationID: Int64, source: String, recordedAt: Int64
     ) throws -> Int {
         guard let first = result.firstHour, let last = result.lastHour, !result.variables.isEmpty else { return 0 }
-        let names = result.variables.map { Variables.hourly[$0].name }
+        // One scope for the whole file: the pairs of its hours are subtracted once, before it clears
+        // and rewrites them, and added once after (not hour by hour).
         return try db.transaction {
+            try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
+                keepsSums = false
+                defer { keepsSums = true }
+                return try replaceStationRows(result, locationID: locationID, source: source, recordedAt: recordedAt)
+            }
+        }
+    }
+
+    func replaceStationRows(_ result: StationImport, locationID: Int64, source: String, recordedAt: Int64) throws
+        -> Int
+    {
+        guard let first = result.firstHour, let last = result.lastHour else { return 0 }
+        let names = result.variables.map { Variables.hourly[$0].name }
+        do {
             try db.run(
                 "UPDATE observations SET " + names.map { "\($0) = NULL" }.joined(separator: ", ")
                     + " WHERE location_id = ? AND source = ? AND time BETWEEN ? AND ?",

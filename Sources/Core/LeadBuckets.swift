@@ -1,5 +1,3 @@
-import WxCore
-
 // Lead-time buckets for `wxdb query verify` (docs/CLI.md): half-open [from, to) with edges
 // 0, 6, 12, 24 and then every 24 hours up to 384 (Open-Meteo's 16 forecast days).
 

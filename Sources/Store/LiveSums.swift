@@ -1,0 +1,467 @@
+import WxCore
+import WxSQLite
+
+// verification_summaries kept current at write time (issue #15).
+//
+// Why this shape:
+// - One row per (location, model, source, variable, lead bucket, local valid day): the buckets are
+//   `LeadBuckets` (what `query verify --by lead|model` shows; `--by day` merges them), the day is the
+//   location's, so `--from/--to` given as dates select whole rows. Per lead hour x day would be as
+//   many rows as pairs for a location-year: no faster than reading the pairs.
+// - Every write that can create, change or remove pairs says which pairs it touches (a `PairScope`):
+//   their sums are subtracted before the write and added after it, in the same transaction. That
+//   one rule covers a new run, a run continued through a moved window (its new hours only), an
+//   older copy that moves a run's issue time, a later or corrected observation, a better source, a
+//   station file that clears values, and a time zone change; it never needs the pairs of pruned runs,
+//   whose rows are gone but whose sums stay. Prune only deletes rows.
+// - Sums are in stored (metric) units at the default threshold (0.1 mm), as prune kept them; imperial
+//   is an affine change applied when reading. Plain doubles are enough: subtracting what was added
+//   leaves an error of a few ulps of the group's sums (the proof test checks 1e-9 against the pairs).
+
+/// Which pairs a write touches.
+enum PairScope {
+    /// Every pair of one run (every source), or only those at `validTimes`.
+    case run(Int64, validTimes: Set<Int64>?)
+    /// The pairs of one source's observations valid in `[from, through]` (every run), and every pair
+    /// of that source of the runs issued in `[from, through + 1 h)`, whose persistence reference
+    /// those observations may be.
+    case observations(location: Int64, source: String, from: Int64, through: Int64)
+    /// Every pair of one location.
+    case location(Int64)
+}
+
+/// Sums to add to `verification_summaries`, with the valid hours their pairs span.
+struct SumsDelta {
+    struct Group {
+        var sums = SummarySums()
+        var firstValid: Int64?
+        var lastValid: Int64?
+    }
+    var groups: [SummaryKey: Group] = [:]
+    var removes = false
+
+    /// Adds `other` with its sign flipped (what a write takes away).
+    mutating func subtract(_ other: SumsDelta) {
+        for (key, group) in other.groups {
+            let negated = SummarySums(values: group.sums.values.map { $0.map { -$0 } })
+            groups[key, default: Group()].sums.merge(negated)
+            removes = true
+        }
+    }
+}
+
+extension Store {
+    /// The variables whose pairs are summed: every one that is scored (weather codes are categories).
+    public static let summedVariables = Variables.hourly.filter { $0.verification != .categorical }
+    /// The threshold (mm) at which the 2x2 and Brier sums are kept.
+    public static let summedThreshold = 0.1
+
+    /// Runs `write`, keeping the sums of the pairs in `scope` current: subtracted before, added after.
+    /// Inside a bulk write that keeps the sums itself (`keepingSums == false`) it only runs `write`.
+    func keepingSums<T>(_ scope: PairScope, _ write: () throws -> T) throws -> T {
+        guard keepsSums else { return try write() }
+        var before = SumsDelta()
+        try collectSums(scope, into: &before)
+        let result = try write()
+        var delta = SumsDelta()
+        try collectSums(scope, into: &delta)
+        delta.subtract(before)
+        try applySums(delta)
+        return result
+    }
+
+    /// Adds the sums of pairs that did not exist before (a new run's, a continued run's new hours).
+    func addSums(_ scope: PairScope) throws {
+        guard keepsSums else { return }
+        var delta = SumsDelta()
+        try collectSums(scope, into: &delta)
+        try applySums(delta)
+    }
+
+    static let pairColumns =
+        "r.location_id, r.model, o.source, r.issued_at, h.valid_time, "
+        + Variables.hourlyNames.map { "h.\($0)" }.joined(separator: ", ") + ", "
+        + Variables.hourlyNames.map { "o.\($0)" }.joined(separator: ", ")
+    /// 0 ≤ lead < 384 h (`LeadRule`).
+    static let pairLead = "h.valid_time >= r.issued_at AND h.valid_time - r.issued_at < \(LeadRule.maxSeconds)"
+
+    /// Adds the sums of every pair in `scope` as the database holds them now.
+    func collectSums(_ scope: PairScope, into delta: inout SumsDelta) throws {
+        switch scope {
+        case .run(let id, let validTimes):
+            guard let location = try db.scalarInt("SELECT location_id FROM forecast_runs WHERE id = ?", [.integer(id)])
+            else { return }
+            let statement = try db.cachedStatement(
+                "SELECT " + Self.pairColumns + """
+                     FROM forecast_runs r CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+                    CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
+                    WHERE r.id = ?1 AND
+                    """ + " " + Self.pairLead)
+            try statement.bind([.integer(id)])
+            defer { statement.reset() }
+            var summer = try PairSummer(store: self, locationID: location)
+            while let row = try statement.step() {
+                if let validTimes, !validTimes.contains(row.int64(4)) { continue }
+                try summer.add(StoredRow(row), into: &delta)
+            }
+        case .observations(let location, let source, let from, let through):
+            var summer = try PairSummer(store: self, locationID: location)
+            // The observations' own hours, from each to the runs that forecast it (one seek per run).
+            let atHours = try db.cachedStatement(
+                "SELECT " + Self.pairColumns + """
+                     FROM observations o
+                    CROSS JOIN forecast_runs r INDEXED BY forecast_runs_by_location_issued
+                        ON r.location_id = o.location_id AND r.issued_at <= o.time AND r.issued_at > o.time - ?5
+                    CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = o.time
+                    WHERE o.location_id = ?1 AND o.source = ?2 AND o.time BETWEEN ?3 AND ?4
+                    """)
+            try atHours.bind([
+                .integer(location), .text(source), .integer(from), .integer(through), .integer(LeadRule.maxSeconds)
+            ])
+            defer { atHours.reset() }
+            while let row = try atHours.step() { try summer.add(StoredRow(row), into: &delta) }
+            // The runs whose persistence reference these observations may be: their other pairs.
+            let referencing = try db.cachedStatement(
+                "SELECT " + Self.pairColumns + """
+                     FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
+                    CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+                    CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = ?2
+                    WHERE r.location_id = ?1 AND r.issued_at >= ?3 AND r.issued_at < ?4 + 3600
+                      AND NOT (h.valid_time BETWEEN ?3 AND ?4) AND
+                    """ + " " + Self.pairLead)
+            try referencing.bind([.integer(location), .text(source), .integer(from), .integer(through)])
+            defer { referencing.reset() }
+            while let row = try referencing.step() { try summer.add(StoredRow(row), into: &delta) }
+        case .location(let location):
+            try forEachPairRow(ofLocation: location) { summer, row in try summer.add(row, into: &delta) }
+        }
+    }
+
+    /// Streams every pair of a location (every run, every source) with a summer for it.
+    func forEachPairRow(ofLocation location: Int64, _ visit: (inout PairSummer, StoredRow) throws -> Void) throws {
+        var summer = try PairSummer(store: self, locationID: location)
+        let statement = try db.cachedStatement(
+            "SELECT " + Self.pairColumns + """
+                 FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
+                CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+                CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
+                WHERE r.location_id = ?1 AND
+                """ + " " + Self.pairLead)
+        try statement.bind([.integer(location)])
+        defer { statement.reset() }
+        while let row = try statement.step() { try visit(&summer, StoredRow(row)) }
+    }
+
+    static let summaryUpsertSQL: String = {
+        let sums = SummarySums.columns.map(\.name)
+        let columns = summaryKeyColumns + sums + summarySpanColumns + ["first_valid_time", "last_valid_time"]
+        // A score absent on one side takes the other's (as `SummarySums.merge`): rows prune wrote
+        // before migration 0010 have no persistence sums, and keep none for their pruned pairs.
+        func add(_ c: String) -> String {
+            "\(c) = CASE WHEN excluded.\(c) IS NULL THEN \(c) ELSE coalesce(\(c), 0) + excluded.\(c) END"
+        }
+        func widen(_ c: String, _ f: String) -> String {
+            "\(c) = CASE WHEN excluded.\(c) IS NULL THEN \(c) WHEN \(c) IS NULL THEN excluded.\(c) ELSE \(f)(\(c), excluded.\(c)) END"
+        }
+        return "INSERT INTO verification_summaries (" + columns.joined(separator: ", ") + ") VALUES ("
+            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ") "
+            + "ON CONFLICT (location_id, source, variable, model, lead_from_h, valid_from) DO UPDATE SET "
+            + sums.map(add).joined(separator: ", ") + ", "
+            + [widen("first_valid_time", "min"), widen("last_valid_time", "max")].joined(separator: ", ")
+    }()
+
+    /// Adds a delta to `verification_summaries`; groups left without pairs are removed.
+    func applySums(_ delta: SumsDelta) throws {
+        let upsert = try db.cachedStatement(Self.summaryUpsertSQL)
+        for (key, group) in delta.groups {
+            let values = group.sums.values
+            // Nothing changed (the same pairs subtracted and added back): no write.
+            if delta.removes, values.allSatisfy({ $0 == nil || $0 == 0 }) { continue }
+            let sums = zip(SummarySums.columns, values).map { column, value -> SQLValue in
+                guard let value else { return .null }
+                return column.isCount ? .integer(Int64(value.rounded())) : .real(value)
+            }
+            try upsert.bind(
+                [
+                    .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
+                    .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate)
+                ] + sums + [
+                    .integer(key.validFrom), .integer(key.validTo), group.firstValid.sqlValue, group.lastValid.sqlValue
+                ])
+            try upsert.runToCompletion()
+        }
+        guard delta.removes else { return }
+        let prune = try db.cachedStatement(
+            """
+            DELETE FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND model = ?
+              AND lead_from_h = ? AND valid_from = ? AND n <= 0
+            """)
+        for key in delta.groups.keys {
+            try prune.bind([
+                .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
+                .integer(Int64(key.leadFrom)), .integer(key.validFrom)
+            ])
+            try prune.runToCompletion()
+        }
+    }
+
+    /// Adds the sums of the rows stored before migration 0010 (or by SQL written straight into the
+    /// tables, as the benchmark does) when the migration left its marker; removes the marker.
+    func rebuildPendingSums() throws {
+        guard (try db.scalarInt("SELECT count(*) FROM verification_sums_pending") ?? 0) > 0 else { return }
+        try db.transaction {
+            try pinOldSummaries()
+            for location in try db.rows("SELECT id FROM locations ORDER BY id", [], { $0.int64(0) }) {
+                try rebuildSums(ofLocation: location)
+            }
+            try db.run("DELETE FROM verification_sums_pending")
+        }
+    }
+
+    /// Moves what prune wrote before migration 0006 (no span) into `verification_summaries`, each
+    /// date's day taken in its location's zone now, as verify read them until then.
+    func pinOldSummaries() throws {
+        let old = SummarySums.columns.filter { !PersistenceSums.sumColumns.contains($0) }
+        var delta = SumsDelta()
+        let rows = try db.rows(
+            "SELECT s.location_id, s.model, s.source, s.variable, s.lead_from_h, s.lead_to_h, s.valid_date, l.timezone, "
+                + old.map { "s." + $0.name }.joined(separator: ", ")
+                + " FROM verification_summaries_unpinned s JOIN locations l ON l.id = s.location_id"
+        ) { row -> (SummaryKey, [Double?])? in
+            guard let span = ZoneTime.span(ofDate: row.string(6), timezone: row.string(7)) else { return nil }
+            let key = SummaryKey(
+                location: row.int64(0), model: row.string(1), source: row.string(2), variable: row.string(3),
+                leadFrom: row.int(4), leadTo: row.int(5), validDate: row.string(6), validFrom: span.start,
+                validTo: span.end)
+            return (key, old.indices.map { row.optionalDouble(8 + $0) })
+        }
+        for case let (key, values)? in rows {
+            var group = delta.groups[key] ?? SumsDelta.Group()
+            group.sums.merge(SummarySums(values: values + [nil, nil, nil]))
+            group.firstValid = key.validFrom
+            group.lastValid = key.validTo - 3600
+            delta.groups[key] = group
+        }
+        try applySums(delta)
+        try db.run("DELETE FROM verification_summaries_unpinned")
+    }
+
+    /// Adds the sums of every stored pair of a location (in slices, so memory stays bounded).
+    func rebuildSums(ofLocation location: Int64) throws {
+        var delta = SumsDelta()
+        try forEachPairRow(ofLocation: location) { summer, row in
+            try summer.add(row, into: &delta)
+            if delta.groups.count >= 20_000 {
+                try applySums(delta)
+                delta = SumsDelta()
+            }
+        }
+        try applySums(delta)
+    }
+
+    /// Whether the sums of data stored before migration 0010 are still to be added (then verify
+    /// reads the pairs).
+    public func sumsPending() throws -> Bool {
+        (try db.scalarInt("SELECT count(*) FROM verification_sums_pending") ?? 0) > 0
+    }
+}
+
+/// Turns pair rows (`Store.pairColumns`) into summary groups: the lead bucket, the location's local
+/// day, and the persistence reference of each run's issue time (looked up once per issue time and source).
+struct PairSummer {
+    let store: Store
+    let timezone: String
+    var days: [Int64: (date: String, start: Int64, end: Int64)] = [:]
+    var references: [String: [Double?]] = [:]
+    static let count = Variables.hourly.count
+    static let scored: [(index: Int, observed: Int, variable: Variable)] = Store.summedVariables.map { variable in
+        (
+            Variables.hourly.firstIndex(of: variable)!, Variables.hourly.firstIndex(of: variable.observedVariable)!,
+            variable
+        )
+    }
+
+    init(store: Store, locationID: Int64) throws {
+        self.store = store
+        self.timezone =
+            try store.db.scalarText("SELECT timezone FROM locations WHERE id = ?", [.integer(locationID)]) ?? "UTC"
+    }
+
+    /// The local day holding `instant`.
+    mutating func day(_ instant: Int64) -> (date: String, start: Int64, end: Int64) {
+        let hour = instant - ((instant % 3600) + 3600) % 3600
+        if let day = days[hour] { return day }
+        let date = ZoneTime.date(of: instant, timezone: timezone)
+        let span = ZoneTime.span(ofDate: date, timezone: timezone) ?? (hour, hour + 3600)
+        let day = (date: date, start: span.start, end: span.end)
+        days[hour] = day
+        return day
+    }
+
+    /// The persistence reference of each column at an issue time: the latest non-NULL observation
+    /// of the source at or before it and less than an hour before it (as `persistenceReferences`).
+    mutating func reference(location: Int64, source: String, issuedAt: Int64) throws -> [Double?] {
+        let key = source + "\u{1}" + String(issuedAt)
+        if let cached = references[key] { return cached }
+        let statement = try store.db.cachedStatement(
+            "SELECT " + Variables.hourlyNames.joined(separator: ", ")
+                + " FROM observations WHERE location_id = ? AND source = ? AND time <= ? AND time > ? ORDER BY time DESC"
+        )
+        try statement.bind([.integer(location), .text(source), .integer(issuedAt), .integer(issuedAt - 3600)])
+        defer { statement.reset() }
+        var values = [Double?](repeating: nil, count: Self.count)
+        while let row = try statement.step() {
+            for index in 0..<Self.count where values[index] == nil { values[index] = row.optionalDouble(index) }
+            if !values.contains(where: { $0 == nil }) { break }
+        }
+        references[key] = values
+        return values
+    }
+
+    /// Adds one pair row's sums, every scored variable that has both values.
+    mutating func add(_ row: StoredRow, into delta: inout SumsDelta) throws {
+        let location = row.int64(0)
+        let issued = row.int64(3)
+        let valid = row.int64(4)
+        guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { return }
+        let source = row.string(2)
+        let model = row.string(1)
+        let day = day(valid)
+        var reference: [Double?]?
+        for (index, observedIndex, variable) in Self.scored {
+            guard let forecast = row.optionalDouble(5 + index),
+                let observed = row.optionalDouble(5 + Self.count + observedIndex)
+            else { continue }
+            if reference == nil && !variable.isProbability {
+                reference = try self.reference(location: location, source: source, issuedAt: issued)
+            }
+            let key = SummaryKey(
+                location: location, model: model, source: source, variable: variable.name, leadFrom: bucket.from,
+                leadTo: bucket.to, validDate: day.date, validFrom: day.start, validTo: day.end)
+            var group = delta.groups[key] ?? SumsDelta.Group()
+            group.sums.add(
+                forecast: forecast, observed: observed,
+                reference: variable.isProbability ? nil : reference?[observedIndex], variable: variable,
+                threshold: Store.summedThreshold)
+            group.firstValid = min(group.firstValid ?? valid, valid)
+            group.lastValid = max(group.lastValid ?? valid, valid)
+            delta.groups[key] = group
+        }
+    }
+}
+
+/// What `wxdb doctor --deep` found comparing the kept sums with the sums recomputed from the rows.
+public struct SumsCheck: Sendable, Equatable {
+    /// Groups (location, model, source, variable, lead bucket, day) compared.
+    public var checked = 0
+    /// Groups some pruned run may have had pairs in: their rows are gone, so they cannot be recomputed.
+    public var notCheckable = 0
+    /// Groups whose kept sums differ from the rows', described for a user.
+    public var differing: [String] = []
+    /// Groups rewritten from the rows (with `repair`).
+    public var repaired = 0
+}
+
+extension Store {
+    /// Recomputes the sums of every group whose runs are all still stored (none pruned) from the
+    /// rows and compares them with `verification_summaries`: counts exactly, sums to 1e-9 of their
+    /// size. With `repair`, differing groups are rewritten from the rows (one transaction).
+    public func checkSums(repair: Bool = false) throws -> SumsCheck {
+        var check = SumsCheck()
+        let body = {
+            for location in try self.db.rows(
+                "SELECT id, name FROM locations ORDER BY id", [],
+                {
+                    (id: $0.int64(0), name: $0.string(1))
+                })
+            {
+                try self.checkSums(ofLocation: location.id, name: location.name, repair: repair, into: &check)
+            }
+        }
+        try db.transaction(repair ? .immediate : .deferred, body)
+        return check
+    }
+
+    func checkSums(ofLocation location: Int64, name: String, repair: Bool, into check: inout SumsCheck) throws {
+        var expected = SumsDelta()
+        try forEachPairRow(ofLocation: location) { summer, row in try summer.add(row, into: &expected) }
+        struct Key: Hashable {
+            var model: String, source: String, variable: String, leadFrom: Int, validFrom: Int64
+        }
+        func key(_ k: SummaryKey) -> Key {
+            Key(model: k.model, source: k.source, variable: k.variable, leadFrom: k.leadFrom, validFrom: k.validFrom)
+        }
+        var computed: [Key: (SummaryKey, SumsDelta.Group)] = [:]
+        for (k, group) in expected.groups { computed[key(k)] = (k, group) }
+        let count = SummarySums.columns.count
+        var stored: [Key: (SummaryKey, SummarySums)] = [:]
+        for (k, sums) in try db.rows(
+            "SELECT model, source, variable, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, "
+                + SummarySums.columns.map(\.name).joined(separator: ", ")
+                + " FROM verification_summaries WHERE location_id = ?", [.integer(location)],
+            { row -> (SummaryKey, SummarySums) in
+                (
+                    SummaryKey(
+                        location: location, model: row.string(0), source: row.string(1), variable: row.string(2),
+                        leadFrom: row.int(3), leadTo: row.int(4), validDate: row.string(5), validFrom: row.int64(6),
+                        validTo: row.int64(7)),
+                    SummarySums(values: (0..<count).map { row.optionalDouble(8 + $0) })
+                )
+            })
+        {
+            stored[key(k)] = (k, sums)
+        }
+        var prunedAt: [String: Bool] = [:]
+        let columns = SummarySums.columns
+        for k in Set(computed.keys).union(stored.keys) {
+            let summaryKey = computed[k]?.0 ?? stored[k]!.0
+            let cacheKey = k.model + "\u{1}" + String(k.validFrom)
+            let pruned: Bool
+            if let cached = prunedAt[cacheKey] {
+                pruned = cached
+            } else {
+                pruned =
+                    try prunedRuns(
+                        validBetween: summaryKey.validFrom, and: summaryKey.validTo, locationID: location,
+                        model: k.model
+                    ) > 0
+                prunedAt[cacheKey] = pruned
+            }
+            if pruned {
+                check.notCheckable += 1
+                continue
+            }
+            check.checked += 1
+            // An absent score counts as zeros: subtracting every pair of a score leaves zeros, not NULL.
+            let want = computed[k]?.1.sums.values ?? Array(repeating: nil, count: count)
+            let have = stored[k]?.1.values ?? Array(repeating: nil, count: count)
+            let differs = columns.indices.contains { index in
+                let (a, b) = (want[index] ?? 0, have[index] ?? 0)
+                return columns[index].isCount ? a != b : abs(a - b) > 1e-9 * max(1, abs(a), abs(b))
+            }
+            guard differs else { continue }
+            let day = summaryKey.validDate
+            let what =
+                "\(name), \(k.model), \(k.source), \(k.variable), lead \(k.leadFrom) h, \(day): kept n=\(stored[k].map { String($0.1.continuous.n) } ?? "none"), rows n=\(computed[k].map { String($0.1.sums.continuous.n) } ?? "none")"
+            check.differing.append(what)
+            if repair {
+                try db.run(
+                    """
+                    DELETE FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND model = ?
+                      AND lead_from_h = ? AND valid_from = ?
+                    """,
+                    [
+                        .integer(location), .text(k.source), .text(k.variable), .text(k.model),
+                        .integer(Int64(k.leadFrom)), .integer(k.validFrom)
+                    ])
+                if let (fresh, group) = computed[k] {
+                    var delta = SumsDelta()
+                    delta.groups[fresh] = group
+                    try applySums(delta)
+                }
+                check.repaired += 1
+            }
+        }
+        check.differing.sort()
+    }
+}
