@@ -154,6 +154,7 @@ enum StatsCommand {
                 lastFetch: Int64?
         }
         var perLocation: [PerLocation] = []
+        let activities = try store.activities()
         for location in try store.locations() {
             let fetchHours = try store.fetchedHours(locationID: location.id, since: since)
             // A gap is an hour since the later of (N days ago, the location's creation) without a good fetch.
@@ -161,7 +162,7 @@ enum StatsCommand {
             let end = now / 3600
             let have = Set(fetchHours)
             let gaps = start <= end ? (start...end).filter { !have.contains($0) }.count : 0
-            let activity = try store.activity(locationID: location.id)
+            let activity = activities[location.id] ?? .none
             perLocation.append(
                 PerLocation(
                     name: location.name, runs: Int64(activity.runs), fetches: Int64(activity.fetches),

@@ -12,6 +12,10 @@ public struct LocationActivity: Sendable, Equatable {
     public var observations: Int
     /// The last attempt that did not fail.
     public var lastFetch: Int64?
+
+    /// A location with nothing stored yet.
+    public static let none = LocationActivity(
+        runs: 0, fetches: 0, repeated: 0, failed: 0, observations: 0, lastFetch: nil)
 }
 
 extension Store {
@@ -40,6 +44,36 @@ extension Store {
             default: return (table, try db.scalarInt("SELECT count(*) FROM \(table)") ?? 0)
             }
         }
+    }
+
+    /// `activity` of every location that has any, by location id, in one pass over each table: for
+    /// `stats`, which lists them all. Location by location, each location's fetch-log rows (written
+    /// hour by hour among all the others') would cost a page read each: 4 s instead of 1 s at 1,000
+    /// locations x 30 days.
+    public func activities() throws -> [Int64: LocationActivity] {
+        var result: [Int64: LocationActivity] = [:]
+        let log = try db.rows(
+            """
+            SELECT location_id, count(*), coalesce(sum(outcome = 'repeated'), 0), coalesce(sum(outcome = 'failed'), 0),
+                max(CASE WHEN outcome != 'failed' THEN attempted_at END)
+            FROM fetch_log WHERE location_id IS NOT NULL GROUP BY location_id
+            """
+        ) { ($0.int64(0), $0.int(1), $0.int(2), $0.int(3), $0.optionalInt64(4)) }
+        for (id, fetches, repeated, failed, last) in log {
+            result[id] = LocationActivity(
+                runs: 0, fetches: fetches, repeated: repeated, failed: failed, observations: 0, lastFetch: last)
+        }
+        for (id, count) in try db.rows(
+            "SELECT location_id, count(*) FROM forecast_runs GROUP BY location_id", [], { ($0.int64(0), $0.int(1)) })
+        {
+            result[id, default: .none].runs = count
+        }
+        for (id, count) in try db.rows(
+            "SELECT location_id, count(*) FROM observations GROUP BY location_id", [], { ($0.int64(0), $0.int(1)) })
+        {
+            result[id, default: .none].observations = count
+        }
+        return result
     }
 
     /// Runs, fetch-log entries by outcome, and observations of one location: each a range of an
