@@ -5,7 +5,9 @@ Every figure in the table is measured in this run, beside a baseline measured in
 the same data: the Python script (Scripts/bench-baseline.py, `json` + `sqlite3`), the sqlite3
 CLI's `.import` of the same rows as CSV (the floor), and the sqlite3 CLI running the same SQL.
 Wall time is the primary figure; CPU time (user+sys of the child) is shown beside it because the
-machine may be shared. Peak RSS is the child's ru_maxrss (VmHWM) from wait4.
+machine may be shared. Peak RSS is the child's own peak (VmHWM), from GNU time (/usr/bin/time):
+wait4's ru_maxrss of a child forked from this Python process also counts the Python process's
+memory (Linux keeps the pre-exec high-water mark), which put a ~20 MB floor under every figure.
 """
 import argparse
 import datetime
@@ -20,29 +22,38 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SCRIPTS = os.path.join(ROOT, "Scripts")
 sys.path.insert(0, SCRIPTS)
 gen = __import__("bench-gen")
+scale = __import__("bench-scale")
 
 PY = sys.executable
+# GNU time forks the command from its own small process and reports that child's peak RSS.
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 BASELINE = os.path.join(SCRIPTS, "bench-baseline.py")
 LOC = "Berlin"
 
 
 class Run:
-    def __init__(self, wall, cpu, rss_kb, out=b"", rc=0):
-        self.wall, self.cpu, self.rss_kb, self.out, self.rc = wall, cpu, rss_kb, out, rc
+    def __init__(self, wall, cpu, rss_kb, out=b"", rc=0, err=b""):
+        self.wall, self.cpu, self.rss_kb, self.out, self.rc, self.err = wall, cpu, rss_kb, out, rc, err
 
 
-def measured(cmd, stdin=None, stdout=subprocess.DEVNULL, check=True, capture=False):
+def measured(cmd, stdin=None, stdout=subprocess.DEVNULL, check=True, capture=False, env=None):
     """Like run, with CPU time and peak RSS from wait4 (the child is reaped here, not by Popen)."""
+    rss_file = None
+    if GNU_TIME:
+        fd, rss_file = tempfile.mkstemp(prefix="bench-rss-")
+        os.close(fd)
+        cmd = [GNU_TIME, "-f", "%M", "-o", rss_file, "--", *cmd]
     start = time.perf_counter()
     out_target = subprocess.PIPE if capture else stdout
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                         stdout=out_target, stderr=subprocess.PIPE)
+                         stdout=out_target, stderr=subprocess.PIPE, env=env)
     # Feed/drain pipes without waiting for the child, then reap it with wait4 for its rusage.
     out = b""
     if stdin is not None:
@@ -54,10 +65,16 @@ def measured(cmd, stdin=None, stdout=subprocess.DEVNULL, check=True, capture=Fal
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - start
     p.returncode = os.waitstatus_to_exitcode(status)
+    rss_kb = ru.ru_maxrss
+    if rss_file:
+        with open(rss_file) as f:
+            last = (f.read().strip().splitlines() or ["0"])[-1]
+        os.remove(rss_file)
+        rss_kb = int(last) if last.isdigit() else rss_kb
     if check and p.returncode != 0:
-        sys.stderr.write("command failed (%d): %s\n%s\n" % (p.returncode, " ".join(cmd[:8]), err.decode(errors="replace")[-2000:]))
+        sys.stderr.write("command failed (%d): %s\n%s\n" % (p.returncode, " ".join(cmd[:12]), err.decode(errors="replace")[-2000:]))
         raise SystemExit(1)
-    return Run(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, out, p.returncode)
+    return Run(wall, ru.ru_utime + ru.ru_stime, rss_kb, out, p.returncode, err)
 
 
 def sql(db, text, capture=True):
@@ -541,16 +558,21 @@ COMMIT;
         sqlite_version = subprocess.run(["sqlite3", "--version"], capture_output=True, text=True).stdout.split()[0]
         swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()
         lines = []
-        lines.append("## %s run, %s" % ("Quick (--quick)" if self.quick else "Full", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
+        kind = "Scale (--scale)" if self.a.scale else "Quick (--quick)" if self.quick else "Full"
+        lines.append("## %s run, %s" % (kind, datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")))
         lines.append("")
         lines.append("- Commit: `%s`%s" % (commit, " (with uncommitted changes)" if dirty else ""))
         lines.append("- Machine: %s, %d CPUs, %s, %s; Python %s; sqlite3 CLI %s; %s" % (
             cpu or platform.machine(), os.cpu_count() or 0, platform.system(), platform.release(), platform.python_version(),
             sqlite_version, swift[0] if swift else "swift ?"))
-        lines.append("- Data: %d generated 16-day responses (%s of JSON), %d per-invocation imports; verify: %d days; export: %s pairs. "
-                     "Wall time; the benchmark took %.0f s." % (
-                         self.n_files, human(getattr(self, "json_bytes", 0)), min(self.n_invocations, self.n_files), self.verify_days,
-                         f"{self.export_pairs:,}", time.time() - started))
+        if self.a.scale:
+            lines.append("- Data: %s of hourly fetches of a 3-hourly model, written with SQL (`Scripts/bench-scale.py`). "
+                         "Wall time; the benchmark took %.0f s." % (self.scale_label, time.time() - started))
+        else:
+            lines.append("- Data: %d generated 16-day responses (%s of JSON), %d per-invocation imports; verify: %d days; export: %s pairs. "
+                         "Wall time; the benchmark took %.0f s." % (
+                             self.n_files, human(getattr(self, "json_bytes", 0)), min(self.n_invocations, self.n_files), self.verify_days,
+                             f"{self.export_pairs:,}", time.time() - started))
         lines.append("")
         lines.append("| Section | Measure | wxdb | Baseline (same run) | Ratio | Target | |")
         lines.append("|---|---|---|---|---|---|---|")
@@ -562,7 +584,7 @@ COMMIT;
                 lines.append("- " + n)
             lines.append("")
         if getattr(self, "breakdown", ""):
-            lines.append("Where the bytes go (wxdb database after the one-process ingest; `dbstat`):")
+            lines.append("Where the bytes go (%s; `dbstat`):" % getattr(self, "breakdown_of", "wxdb database after the one-process ingest"))
             lines.append("")
             lines.append("| table or index | bytes | payload bytes | cells |")
             lines.append("|---|---|---|---|")
@@ -636,17 +658,21 @@ def human(b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--scale", action="store_true", help="only the scale section (1,000 locations x 30 days)")
+    ap.add_argument("--scale-locations", type=int)
+    ap.add_argument("--scale-days", type=int)
+    ap.add_argument("--keep-scale", action="store_true", help="keep the scale databases under --work")
     ap.add_argument("--work", default=os.path.join(ROOT, ".build", "bench"))
     ap.add_argument("--files", type=int)
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,scale")
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = ap.parse_args()
     started = time.time()
     b = Bench(a)
-    only = a.only.split(",")
+    only = ["scale"] if a.scale else a.only.split(",")
     if "ingest" in only:
         b.data()
         b.ingest()
@@ -661,19 +687,24 @@ def main():
         b.backfill()
     if "report" in only:
         b.html_report()
+    if "scale" in only and (a.scale or a.quick or a.scale_locations):
+        # Small in --quick (so CI runs it cheaply); the full size only with --scale (many minutes).
+        n = a.scale_locations or (1000 if a.scale else 20)
+        days = a.scale_days or (30 if a.scale else 3)
+        b.scale_label = "%s locations x %d days" % (f"{n:,}", days)
+        scale.Scale(b, sys.modules[__name__], n, days, keep=a.keep_scale).run()
     section = b.report(started)
     print(section)
-    write_markdown(a.output, section, a.quick)
+    write_markdown(a.output, section, "scale" if a.scale else "quick" if a.quick else "full")
 
 
-def write_markdown(path, section, quick):
-    """BENCHMARKS.md keeps a hand-written head and the latest full and quick sections."""
-    marker_full, marker_quick = "<!-- bench:full -->", "<!-- bench:quick -->"
+def write_markdown(path, section, kind):
+    """BENCHMARKS.md keeps a hand-written head and the latest full, quick and scale sections."""
     text = open(path).read() if os.path.exists(path) else HEAD
-    for m in (marker_full, marker_quick):
-        if m not in text:
-            text += "\n%s\n%s\n" % (m, m)
-    marker = marker_quick if quick else marker_full
+    for m in ("full", "quick", "scale"):
+        if "<!-- bench:%s -->" % m not in text:
+            text += "\n<!-- bench:%s -->\n<!-- bench:%s -->\n" % (m, m)
+    marker = "<!-- bench:%s -->" % kind
     before, _, rest = text.partition(marker)
     _, _, after = rest.partition(marker)
     text = before + marker + "\n" + section + "\n" + marker + after

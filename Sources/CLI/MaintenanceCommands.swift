@@ -134,6 +134,10 @@ enum StatsCommand {
         Command(
             name: "stats",
             abstract: "Show the database's size, rows per table, runs and fetches per location, and fetch gaps.",
+            discussion: """
+                Reads what each location has, not every row of the file: the hourly and daily row counts are summed
+                from the runs' own counts (marked *), so stats stays quick on a database of many gigabytes.
+                """,
             options: Options.self, run: run)
     }
 
@@ -150,6 +154,7 @@ enum StatsCommand {
                 lastFetch: Int64?
         }
         var perLocation: [PerLocation] = []
+        let activities = try store.activities()
         for location in try store.locations() {
             let fetchHours = try store.fetchedHours(locationID: location.id, since: since)
             // A gap is an hour since the later of (N days ago, the location's creation) without a good fetch.
@@ -157,7 +162,7 @@ enum StatsCommand {
             let end = now / 3600
             let have = Set(fetchHours)
             let gaps = start <= end ? (start...end).filter { !have.contains($0) }.count : 0
-            let activity = try store.activity(locationID: location.id)
+            let activity = activities[location.id] ?? .none
             perLocation.append(
                 PerLocation(
                     name: location.name, runs: Int64(activity.runs), fetches: Int64(activity.fetches),
@@ -186,6 +191,7 @@ enum StatsCommand {
                 ("path", .string(store.path)), ("bytes", .number(Double(size))),
                 ("schema_version", .string(try store.schemaVersion())),
                 ("tables", .object(counts.map { ($0.0, .number(Double($0.1))) })),
+                ("counted_from_runs", .array(Store.tablesCountedFromRuns.map { .string($0) })),
                 ("gap_window_days", .number(Double(days))),
                 ("locations", .array(report.rows.map(report.jsonRow)))
             ])
@@ -196,8 +202,13 @@ enum StatsCommand {
             context.out("database: \(store.path) (\(bytes(size)), schema \(try store.schemaVersion() ?? "none"))\n\n")
             var table = Table(headers: ["table", "rows"])
             table.rightAligned = [1]
-            for (name, count) in counts { table.rows.append([name, String(count)]) }
-            context.out(table.render() + "\n")
+            for (name, count) in counts {
+                table.rows.append([name + (Store.tablesCountedFromRuns.contains(name) ? " *" : ""), String(count)])
+            }
+            context.out(
+                table.render()
+                    + "* summed from the runs' own hour and day counts (counting these rows would read the whole file)\n\n"
+            )
             if !perLocation.isEmpty { context.out(report.table()) }
         }
     }
@@ -209,8 +220,13 @@ enum DoctorCommand {
         var output = FormatOption()
         var deep = false
         var repair = false
+        var quick = false
         static var table: [Opt<Options>] {
             [
+                .flag(
+                    "quick",
+                    "For large files: SQLite's quick_check (each page read once) instead of integrity_check, and no foreign-key check of the hourly and daily rows.",
+                    \.quick),
                 .flag(
                     "deep",
                     "Also recompute the verification sums from the stored rows and compare them with the kept ones (reads every pair).",
@@ -236,6 +252,29 @@ enum DoctorCommand {
                 groups from the rows.
                 """,
             options: Options.self, run: run)
+    }
+
+    /// The checks that read every page (integrity, foreign keys), or with `quick` the cheaper
+    /// ones: on a file of many gigabytes the full ones take minutes (docs/SCALING.md has figures).
+    /// Returns the problems found.
+    static func checkPages(_ db: DatabaseInspection, quick: Bool, check: (String, () throws -> String) -> Void)
+        -> [String]
+    {
+        var found: [String] = []
+        check(quick ? "integrity (quick)" : "integrity") {
+            let rows = try quick ? db.quickCheck() : db.integrityCheck()
+            if rows == ["ok"] { return "ok" }
+            found.append((quick ? "quick_check: " : "integrity_check: ") + rows.prefix(5).joined(separator: "; "))
+            return "DAMAGED: " + rows.prefix(5).joined(separator: "; ")
+        }
+        check("foreign keys") {
+            let rows = try quick ? db.foreignKeyProblemsOutsideRowTables() : db.foreignKeyProblems()
+            let skipped = quick ? " (hourly and daily rows not checked: --quick)" : ""
+            if rows.isEmpty { return "ok" + skipped }
+            found.append("foreign_key_check: \(rows.count) rows point nowhere")
+            return "\(rows.count) rows point nowhere (e.g. \(rows[0]))" + skipped
+        }
+        return found
     }
 
     static func run(_ args: Options, _ context: Context) throws {
@@ -286,18 +325,8 @@ enum DoctorCommand {
         }
         check("file") { "\(path) (\(bytes(fileSize(path))))" }
         check("sqlite") { DatabaseInspection.sqliteVersion }
-        check("integrity") {
-            let rows = try db.integrityCheck()
-            if rows == ["ok"] { return "ok" }
-            problems.append("integrity_check: " + rows.prefix(5).joined(separator: "; "))
-            return "DAMAGED: " + rows.prefix(5).joined(separator: "; ")
-        }
-        check("foreign keys") {
-            let rows = try db.foreignKeyProblems()
-            if rows.isEmpty { return "ok" }
-            problems.append("foreign_key_check: \(rows.count) rows point nowhere")
-            return "\(rows.count) rows point nowhere (e.g. \(rows[0]))"
-        }
+        let pageProblems = checkPages(db, quick: args.quick, check: check)
+        problems += pageProblems
         check("schema") {
             let applied = try db.appliedMigrations()
             if applied.isEmpty {
