@@ -84,6 +84,11 @@ wxdb export pairs --location Berlin --source station --output "$work/berlin-pair
 head -n 4 "$work/berlin-pairs.csv"
 echo "... $(($(wc -l < "$work/berlin-pairs.csv") - 1)) pairs in $work/berlin-pairs.csv"
 
+say "Charts: one self-contained HTML page (wxdb report), and one chart as SVG (--format svg)"
+wxdb report --location Hamburg --output "$work/hamburg-report.html"
+wxdb query verify --location Hamburg --by model --format svg > "$work/hamburg-verify.svg"
+echo "open $work/hamburg-report.html in a browser (no network needed); $work/hamburg-verify.svg is the first chart alone"
+
 say "Health"
 wxdb stats --days 1 | head -n 12
 

@@ -3,6 +3,7 @@ import Testing
 import WxCore
 import WxReplay
 import WxSQLite
+import WxStore
 
 @testable import WxCLI
 
@@ -173,6 +174,26 @@ struct BackfillTests {
                 == before.map {
                     $0.split(separator: " ").prefix(3).joined(separator: " ")
                 })
+    }
+
+    @Test(
+        "the report's fetch calendar shows backfilled runs at their initialisation hours, not at the minute of the backfill"
+    )
+    func coverageAtRunTimes() async throws {
+        let replay = try backfillSandbox()
+        #expect(
+            await replay.run(
+                "locations", "add", "Field", "--lat", "52.52", "--lon", "13.41", "--models", "icon_seamless"
+            )
+            .code == 0)
+        #expect(
+            await replay.run("backfill", "--location", "Field", "--days", "3", "--every", "12", "--no-observations")
+                .code == 0)
+        let store = try Store.open(path: replay.box.db)
+        let location = try #require(try store.locations().first)
+        let hours = try store.fetchHours(locationID: location.id, from: nil, to: nil)
+        #expect(hours.map(\.hour) == requestedRuns(replay).sorted())
+        #expect(hours.count >= 5 && hours.allSatisfy { $0.stored == 1 && $0.failed == 0 })
     }
 
     @Test("runs before the archive's start are not requested; a run the archive refuses is named and skipped")
