@@ -138,19 +138,23 @@ extension Store {
         case .run(let id, let validTimes):
             guard let location = try db.scalarInt("SELECT location_id FROM forecast_runs WHERE id = ?", [.integer(id)])
             else { return }
+            // Only hours up to the latest observation can pair: a run's later hours (most of a
+            // new one's 384) are not read.
+            guard let latest = try latestObservation(location: location, source: nil) else { return }
             let statement = try db.cachedStatement(
                 "SELECT " + Self.pairColumns + """
-                     FROM forecast_runs r CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+                     FROM forecast_runs r CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time <= ?2
                     CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
                     WHERE r.id = ?1 AND
                     """ + " " + Self.pairLead)
-            try statement.bind([.integer(id)])
+            try statement.bind([.integer(id), .integer(latest)])
             defer { statement.reset() }
             var summer = try PairSummer(store: self, locationID: location)
             while let row = try statement.step() {
                 if let validTimes, !validTimes.contains(row.int64(4)) { continue }
-                try summer.add(StoredRow(row), into: &delta)
+                try summer.add(StoredRow(row))
             }
+            summer.flush(into: &delta)
         case .observations(let location, let source, let from, let through):
             var summer = try PairSummer(store: self, locationID: location)
             // The observations' own hours, from each to the runs that forecast it (one seek per run).
@@ -166,26 +170,45 @@ extension Store {
                 .integer(location), .text(source), .integer(from), .integer(through), .integer(LeadRule.maxSeconds)
             ])
             defer { atHours.reset() }
-            while let row = try atHours.step() { try summer.add(StoredRow(row), into: &delta) }
-            // The runs whose persistence reference these observations may be: their other pairs.
+            while let row = try atHours.step() { try summer.add(StoredRow(row)) }
+            // The runs whose persistence reference these observations may be: their other pairs,
+            // at hours up to the source's latest observation (the others have none to pair with).
+            let latest = try latestObservation(location: location, source: source) ?? .min
             let referencing = try db.cachedStatement(
                 "SELECT " + Self.pairColumns + """
                      FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
-                    CROSS JOIN hourly_forecasts h ON h.run_id = r.id
+                    CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time <= ?5
                     CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = ?2
                     WHERE r.location_id = ?1 AND r.issued_at >= ?3 AND r.issued_at < ?4 + 3600
                       AND NOT (h.valid_time BETWEEN ?3 AND ?4) AND
                     """ + " " + Self.pairLead)
-            try referencing.bind([.integer(location), .text(source), .integer(from), .integer(through)])
+            try referencing.bind([
+                .integer(location), .text(source), .integer(from), .integer(through), .integer(latest)
+            ])
             defer { referencing.reset() }
-            while let row = try referencing.step() { try summer.add(StoredRow(row), into: &delta) }
+            while let row = try referencing.step() { try summer.add(StoredRow(row)) }
+            summer.flush(into: &delta)
         case .location(let location):
-            try forEachPairRow(ofLocation: location) { summer, row in try summer.add(row, into: &delta) }
+            try sumPairs(ofLocation: location, into: &delta)
         }
     }
 
-    /// Streams every pair of a location (every run, every source) with a summer for it.
-    func forEachPairRow(ofLocation location: Int64, _ visit: (inout PairSummer, StoredRow) throws -> Void) throws {
+    /// The time of the location's latest observation (of `source`, or of any), if it has one.
+    func latestObservation(location: Int64, source: String?) throws -> Int64? {
+        // Backwards along the primary key (location_id, time, source) to the first row of the source.
+        let statement = try db.cachedStatement(
+            "SELECT time FROM observations WHERE location_id = ?1 AND (?2 IS NULL OR source = ?2) ORDER BY time DESC LIMIT 1"
+        )
+        try statement.bind([.integer(location), source.sqlValue])
+        defer { statement.reset() }
+        return try statement.step()?.int64(0)
+    }
+
+    /// Adds the sums of every pair of a location (every run, every source) to `delta`; with `apply`,
+    /// hands it over each time it holds about 20,000 groups (so memory stays bounded) and starts anew.
+    func sumPairs(
+        ofLocation location: Int64, into delta: inout SumsDelta, apply: ((SumsDelta) throws -> Void)? = nil
+    ) throws {
         var summer = try PairSummer(store: self, locationID: location)
         let statement = try db.cachedStatement(
             "SELECT " + Self.pairColumns + """
@@ -196,7 +219,15 @@ extension Store {
                 """ + " " + Self.pairLead)
         try statement.bind([.integer(location)])
         defer { statement.reset() }
-        while let row = try statement.step() { try visit(&summer, StoredRow(row)) }
+        while let row = try statement.step() {
+            try summer.add(StoredRow(row))
+            if let apply, summer.pendingGroups >= 20_000 {
+                summer.flush(into: &delta)
+                try apply(delta)
+                delta = SumsDelta()
+            }
+        }
+        summer.flush(into: &delta)
     }
 
     static let summaryUpsertSQL: String = {
@@ -296,13 +327,7 @@ extension Store {
     /// Adds the sums of every stored pair of a location (in slices, so memory stays bounded).
     func rebuildSums(ofLocation location: Int64) throws {
         var delta = SumsDelta()
-        try forEachPairRow(ofLocation: location) { summer, row in
-            try summer.add(row, into: &delta)
-            if delta.groups.count >= 20_000 {
-                try applySums(delta)
-                delta = SumsDelta()
-            }
-        }
+        try sumPairs(ofLocation: location, into: &delta) { try self.applySums($0) }
         try applySums(delta)
     }
 
@@ -315,11 +340,28 @@ extension Store {
 
 /// Turns pair rows (`Store.pairColumns`) into summary groups: the lead bucket, the location's local
 /// day, and the persistence reference of each run's issue time (looked up once per issue time and source).
+/// Rows are summed under a key of integers (one lookup per row, not one per variable with four
+/// strings hashed each: that was most of an ingest's CPU) and become `SummaryKey`s in `flush`.
 struct PairSummer {
     let store: Store
     let timezone: String
     var days: [Int64: (date: String, start: Int64, end: Int64)] = [:]
     var references: [String: [Double?]] = [:]
+    /// A row's group of every scored variable: model and source as indices into `names`, the lead
+    /// bucket's first hour, the local day's first instant.
+    struct RowKey: Hashable {
+        var location: Int64
+        var model: Int
+        var source: Int
+        var leadFrom: Int
+        var dayStart: Int64
+    }
+    var names: [String] = []
+    var dayOf: [Int64: (date: String, end: Int64)] = [:]
+    var leadTo: [Int: Int] = [:]
+    var pending: [RowKey: [SumsDelta.Group?]] = [:]
+    /// Summary groups held (rows' keys times the scored variables).
+    var pendingGroups: Int { pending.count * Self.scored.count }
     static let count = Variables.hourly.count
     static let scored: [(index: Int, observed: Int, variable: Variable)] = Store.summedVariables.map { variable in
         (
@@ -365,35 +407,68 @@ struct PairSummer {
         return values
     }
 
+    /// The index of a model or source name in `names`.
+    mutating func nameIndex(_ name: String) -> Int {
+        if let index = names.firstIndex(of: name) { return index }
+        names.append(name)
+        return names.count - 1
+    }
+
     /// Adds one pair row's sums, every scored variable that has both values.
-    mutating func add(_ row: StoredRow, into delta: inout SumsDelta) throws {
+    mutating func add(_ row: StoredRow) throws {
         let location = row.int64(0)
         let issued = row.int64(3)
         let valid = row.int64(4)
         guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { return }
         let source = row.string(2)
-        let model = row.string(1)
         let day = day(valid)
+        dayOf[day.start] = (day.date, day.end)
+        leadTo[bucket.from] = bucket.to
+        let key = RowKey(
+            location: location, model: nameIndex(row.string(1)), source: nameIndex(source), leadFrom: bucket.from,
+            dayStart: day.start)
+        var groups = pending.removeValue(forKey: key) ?? Array(repeating: nil, count: Self.scored.count)
         var reference: [Double?]?
-        for (index, observedIndex, variable) in Self.scored {
+        for (slot, (index, observedIndex, variable)) in Self.scored.enumerated() {
             guard let forecast = row.optionalDouble(5 + index),
                 let observed = row.optionalDouble(5 + Self.count + observedIndex)
             else { continue }
             if reference == nil && !variable.isProbability {
                 reference = try self.reference(location: location, source: source, issuedAt: issued)
             }
-            let key = SummaryKey(
-                location: location, model: model, source: source, variable: variable.name, leadFrom: bucket.from,
-                leadTo: bucket.to, validDate: day.date, validFrom: day.start, validTo: day.end)
-            var group = delta.groups[key] ?? SumsDelta.Group()
+            var group = groups[slot] ?? SumsDelta.Group()
             group.sums.add(
                 forecast: forecast, observed: observed,
                 reference: variable.isProbability ? nil : reference?[observedIndex], variable: variable,
                 threshold: Store.summedThreshold)
             group.firstValid = min(group.firstValid ?? valid, valid)
             group.lastValid = max(group.lastValid ?? valid, valid)
-            delta.groups[key] = group
+            groups[slot] = group
         }
+        pending[key] = groups
+    }
+
+    /// Moves the groups summed so far into `delta`.
+    mutating func flush(into delta: inout SumsDelta) {
+        for (key, groups) in pending {
+            guard let day = dayOf[key.dayStart], let leadTo = leadTo[key.leadFrom] else { continue }
+            for (slot, group) in groups.enumerated() {
+                guard let group else { continue }
+                let summaryKey = SummaryKey(
+                    location: key.location, model: names[key.model], source: names[key.source],
+                    variable: Self.scored[slot].variable.name, leadFrom: key.leadFrom, leadTo: leadTo,
+                    validDate: day.date, validFrom: key.dayStart, validTo: day.end)
+                if var existing = delta.groups[summaryKey] {
+                    existing.sums.merge(group.sums)
+                    existing.firstValid = min(existing.firstValid ?? .max, group.firstValid ?? .max)
+                    existing.lastValid = max(existing.lastValid ?? .min, group.lastValid ?? .min)
+                    delta.groups[summaryKey] = existing
+                } else {
+                    delta.groups[summaryKey] = group
+                }
+            }
+        }
+        pending = [:]
     }
 }
 
@@ -431,7 +506,7 @@ extension Store {
 
     func checkSums(ofLocation location: Int64, name: String, repair: Bool, into check: inout SumsCheck) throws {
         var expected = SumsDelta()
-        try forEachPairRow(ofLocation: location) { summer, row in try summer.add(row, into: &expected) }
+        try sumPairs(ofLocation: location, into: &expected)
         struct Key: Hashable {
             var model: String, source: String, variable: String, leadFrom: Int, validFrom: Int64
         }
