@@ -301,14 +301,19 @@ class Bench:
         self.row("Storage", "unchanged latest response re-fetched 10x: bytes added", "%d B (%d fetch_log rows)" % (bw_, lw),
                  "python %d B" % bp_, "", "", None)
 
-        # A whole archive of saved responses imported again (same files, a later --fetched-at).
+        # A whole archive of saved responses imported again (same files, a later --fetched-at). With
+        # that later time every hour of every response is past, so each file's hours are stored as
+        # `analysis` observations that overwrite the previous file's, and each overwrite updates the
+        # verification sums of every run that forecast those hours: minutes for 2,000 files. --quick
+        # (CI) takes the first 30 files, so it stays quick; the row says how many.
+        again = self.files[:30] if self.quick else self.files
         before, cb = db_bytes(w), counts(w)
-        measured([self.wxdb, "--db", w, "--quiet", "import", *self.files, "--location", LOC,
-                  "--fetched-at", iso(self.manifest[0]["fetched_at"] + 86400 * 365)])
+        r_again = measured([self.wxdb, "--db", w, "--quiet", "import", *again, "--location", LOC,
+                            "--fetched-at", iso(self.manifest[0]["fetched_at"] + 86400 * 365)])
         after, ca = db_bytes(w), counts(w)
         added = (ca["hours"] + ca["days"]) - (cb["hours"] + cb["days"])
-        self.row("Storage", "all %d saved responses imported again: value rows added" % self.n_files, "%d (%d B)" % (added, after - before),
-                 "", "", "0 rows", added == 0)
+        self.row("Storage", "%d saved responses imported again a year later: value rows added" % len(again),
+                 "%d (%d B, %.1f s)" % (added, after - before, r_again.wall), "", "", "0 rows", added == 0)
 
     # ---------------------------------------------------------------- verify / export data
 
