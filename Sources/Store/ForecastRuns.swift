@@ -90,13 +90,55 @@ extension Store {
         stored: (Item, [StoreOutcome]) -> Void = { _, _ in }
     ) throws -> [StoreOutcome] {
         try db.transaction {
-            try items.flatMap { item -> [StoreOutcome] in
+            func storeEach() throws -> [StoreOutcome] {
+                try items.flatMap { item -> [StoreOutcome] in
+                    let (response, fetch) = try make(item)
+                    let outcomes = try storeInTransaction(response, for: location, fetch: fetch)
+                    stored(item, outcomes)
+                    return outcomes
+                }
+            }
+            // Many responses' past hours overlap (an archive imported with a later --fetched-at
+            // writes them again file after file): the sums of the pairs at those hours are kept once
+            // for the whole batch over the span of all of them, not once per response. That span
+            // is known only from the responses, so each is made once more (and let go) beforehand.
+            guard keepsSums, sumsKeptOutside == nil, items.count > 1 else { return try storeEach() }
+            var span: (from: Int64, through: Int64)?
+            for item in items {
                 let (response, fetch) = try make(item)
-                let outcomes = try storeInTransaction(response, for: location, fetch: fetch)
-                stored(item, outcomes)
-                return outcomes
+                guard let hours = analysisHours(response, fetch: fetch) else { continue }
+                span = (
+                    min(span?.from ?? hours.lowerBound, hours.lowerBound),
+                    max(span?.through ?? hours.upperBound, hours.upperBound)
+                )
+            }
+            guard let span else { return try storeEach() }
+            let kept = ObservationSpan(
+                location: location.id, source: "analysis", from: span.from, through: span.through)
+            return try keepingSums(
+                .observations(location: kept.location, source: kept.source, from: kept.from, through: kept.through)
+            ) {
+                sumsKeptOutside = kept
+                defer { sumsKeptOutside = nil }
+                return try storeEach()
             }
         }
+    }
+
+    /// The first and last hour a response stores as `analysis` observations, if any.
+    func analysisHours(_ response: ForecastResponse, fetch: FetchRecord) -> ClosedRange<Int64>? {
+        guard fetch.recordAnalysis, let first = response.models.first else { return nil }
+        let through = analysisThrough(response, fetch: fetch)
+        let hours = first.hourlyTimes.filter { $0 <= through }
+        guard let low = hours.min(), let high = hours.max() else { return nil }
+        return low...high
+    }
+
+    /// The last hour of a response that is stored as an observation: the past is what was past for
+    /// the server too, so a fetch time ahead of the response's own `current` time (a clock running
+    /// ahead) must not turn forecast hours into observations.
+    func analysisThrough(_ response: ForecastResponse, fetch: FetchRecord) -> Int64 {
+        min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
     }
 
     /// Like `store`, inside a transaction the caller holds.
@@ -115,9 +157,7 @@ extension Store {
                 values: current.values, recordedAt: fetch.fetchedAt)
         }
         if fetch.recordAnalysis, let first = response.models.first {
-            // The past is what was past for the server too: a fetch time ahead of the response's own
-            // `current` time (a clock running ahead) must not turn forecast hours into observations.
-            let through = min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
+            let through = analysisThrough(response, fetch: fetch)
             try upsertObservations(
                 first, through: through, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
         }
@@ -465,9 +505,15 @@ extension Store {
         }
         // The sums of the pairs of every hour that changes are updated once for the whole series
         // (one subtraction and one addition over its changed span), not hour by hour: a fetch's past
-        // hours or a backfill's year touch many of the same groups.
+        // hours or a backfill's year touch many of the same groups. Inside a batch that keeps the
+        // sums of these hours itself (`storeAll`), nothing is to be done here.
+        let keptOutside =
+            rows.isEmpty
+            || sumsKeptOutside?.covers(
+                location: locationID, source: source, from: rows.map(\.time).min()!, through: rows.map(\.time).max()!)
+                == true
         let changed =
-            try keepsSums
+            try keepsSums && !keptOutside
             ? rows.filter {
                 try observationChanges(locationID, source, $0.time, $0.values, recordedAt, false)
             }.map(\.time) : []

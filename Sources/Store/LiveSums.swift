@@ -30,6 +30,27 @@ enum PairScope {
     case location(Int64)
 }
 
+/// One source's observations of a location valid in `[from, through]`: the hours of a
+/// `PairScope.observations`.
+struct ObservationSpan {
+    var location: Int64
+    var source: String
+    var from: Int64
+    var through: Int64
+
+    /// Whether a pair is in the span's `PairScope.observations`: at one of its hours, or of a run
+    /// issued in `[from, through + 1 h)` (whose persistence reference its observations may be).
+    func contains(location: Int64, source: String, issuedAt: Int64, validTime: Int64) -> Bool {
+        location == self.location && source == self.source
+            && (from...through ~= validTime || (issuedAt >= from && issuedAt < through + 3600))
+    }
+
+    /// Whether the span covers another of the same location and source.
+    func covers(location: Int64, source: String, from: Int64, through: Int64) -> Bool {
+        location == self.location && source == self.source && from >= self.from && through <= self.through
+    }
+}
+
 /// Sums to add to `verification_summaries`, with the valid hours their pairs span.
 struct SumsDelta {
     struct Group {
@@ -345,6 +366,8 @@ extension Store {
 struct PairSummer {
     let store: Store
     let timezone: String
+    /// Pairs left out: an enclosing write keeps their sums (`Store.sumsKeptOutside`).
+    let keptOutside: ObservationSpan?
     var days: [Int64: (date: String, start: Int64, end: Int64)] = [:]
     var references: [String: [Double?]] = [:]
     /// A row's group of every scored variable: model and source as indices into `names`, the lead
@@ -372,6 +395,7 @@ struct PairSummer {
 
     init(store: Store, locationID: Int64) throws {
         self.store = store
+        self.keptOutside = store.sumsKeptOutside
         self.timezone =
             try store.db.scalarText("SELECT timezone FROM locations WHERE id = ?", [.integer(locationID)]) ?? "UTC"
     }
@@ -421,6 +445,10 @@ struct PairSummer {
         let valid = row.int64(4)
         guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { return }
         let source = row.string(2)
+        if let keptOutside, keptOutside.contains(location: location, source: source, issuedAt: issued, validTime: valid)
+        {
+            return
+        }
         let day = day(valid)
         dayOf[day.start] = (day.date, day.end)
         leadTo[bucket.from] = bucket.to

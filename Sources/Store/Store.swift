@@ -17,6 +17,8 @@ public final class Store {
     /// Whether writes keep `verification_summaries` current pair by pair (see LiveSums.swift); off
     /// inside a bulk write that keeps them for its whole scope itself.
     var keepsSums = true
+    /// Pairs whose sums an enclosing write keeps itself (`storeAll`): every other write's sums leave them out.
+    var sumsKeptOutside: ObservationSpan?
 
     /// Why a database could not be opened, said so a user knows what to do.
     public enum OpenError: Error, CustomStringConvertible {

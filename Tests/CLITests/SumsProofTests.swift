@@ -254,6 +254,52 @@ struct SumsProofTests {
         }
     }
 
+    @Test(
+        "one import of several responses with a later fetch time: each overwrites the analysis hours of the one before, sums still agree with the pairs"
+    )
+    func oneImportOverwritingAnalysis() async throws {
+        let box = Sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let store = try Store.open(path: box.db)
+        let location = try store.addLocation(
+            name: "Proof", latitude: 52.5, longitude: 13.4, elevation: 40, timezone: "Europe/Berlin",
+            models: ["m1", "m2"], now: 0)
+        try Self.build(store, location)
+        // New runs between the stored ones, a stored run again, a stored run's older copy, one with
+        // more hours than stored (continued), and responses of overlapping hours with other values:
+        // all stored at once, fetched after their last hour, so every hour is an analysis one.
+        let late = Self.t0 + 20 * 86400
+        let items: [(model: String, issued: Int64?, times: [Int64], seed: UInt64)] = [
+            ("m1", Self.t0 + 6 * Self.hour, (-3..<60).map { Self.t0 + Int64($0 + 6) * Self.hour }, 400),
+            ("m1", Self.t0 + 12 * Self.hour, (-3..<96).map { Self.t0 + Int64($0 + 12) * Self.hour }, 101),
+            ("m1", Self.t0 + 18 * Self.hour, (0..<72).map { Self.t0 + Int64($0 + 18) * Self.hour }, 401),
+            ("m2", nil, (0..<72).map { Self.t0 + Int64($0 + 3) * Self.hour }, 200),
+            ("m1", Self.t0 + 30 * Self.hour, (-3..<80).map { Self.t0 + Int64($0 + 30) * Self.hour }, 402),
+            ("m1", Self.t0 + 36 * Self.hour, (-3..<120).map { Self.t0 + Int64($0 + 36) * Self.hour }, 103),
+            ("m1", Self.t0 + 6 * Self.hour, (-3..<60).map { Self.t0 + Int64($0 + 6) * Self.hour }, 403)
+        ]
+        let outcomes = try store.storeAll(items, for: location) { item in
+            (
+                Self.response(model: item.model, times: item.times, seed: item.seed),
+                FetchRecord(
+                    fetchedAt: late, origin: .import, issuedAt: item.issued.map { [item.model: $0] } ?? [:])
+            )
+        }
+        #expect(outcomes.contains { $0.kind == .stored } && outcomes.contains { $0.kind == .repeated })
+        let questions = Self.questions(ranges: [TimeRange()]).filter { $0.thresholdMillimetres == 0.1 }
+        var answered = 0
+        for options in questions {
+            var pairs = options
+            pairs.pairsOnly = true
+            let both = (try Self.answer(store, location, options), try Self.answer(store, location, pairs))
+            Self.expectSame(both.0, both.1, options)
+            if case .success = both.0, options.source == "analysis" { answered += 1 }
+        }
+        #expect(answered > 50)
+        let deep = await box.run("doctor", "--deep")
+        #expect(deep.code == 0, "\(deep.stderrText)")
+    }
+
     @Test("doctor --deep finds sums that differ from the rows, says what to do, and --repair fixes them")
     func doctorFindsAndRepairs() async throws {
         let box = Sandbox()
