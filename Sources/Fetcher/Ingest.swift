@@ -127,12 +127,7 @@ public final class Ingestor {
     /// The initialisation time of the model's latest run, from `meta.json`; nil when the model is
     /// a blend, unknown, or the metadata cannot be had (never an ingest failure).
     func modelRunTime(_ model: String) async -> Int64? {
-        guard let domain = ModelDomains.domains[model],
-            let url = URL(string: endpoints.meta + "/" + domain + "/static/meta.json")
-        else { return nil }
-        let quick = HTTPClient(timeout: min(client.timeout, 10), retry: .none, userAgent: client.userAgent)
-        guard let response = try? await quick.get(url),
-            let json = try? JSONParser.parse(response.body),
+        guard let json = await client.modelMeta(model, endpoints: endpoints),
             let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded()
         else { return nil }
         // A run from the future, or older than any forecast wxdb asks for, is not the run this

@@ -181,16 +181,11 @@ public final class SingleRunBackfill {
     public func cadence(of model: String, every: Int?) async -> RunCadence {
         let fallbackLatest = nowUnix - RunArchive.availabilityLag
         var meta: (interval: Int64, last: Int64)?
-        if let domain = ModelDomains.domains[model],
-            let url = URL(string: endpoints.meta + "/" + domain + "/static/meta.json")
+        if let json = await client.modelMeta(model, endpoints: endpoints),
+            let interval = json["update_interval_seconds"]?.numberValue, interval > 0, interval < 1e7,
+            let last = json["last_run_initialisation_time"]?.numberValue, last > 0, last < 1e11
         {
-            let quick = HTTPClient(timeout: min(client.timeout, 10), retry: .none, userAgent: client.userAgent)
-            if let response = try? await quick.get(url), let json = try? JSONParser.parse(response.body),
-                let interval = json["update_interval_seconds"]?.numberValue, interval > 0, interval < 1e7,
-                let last = json["last_run_initialisation_time"]?.numberValue, last > 0, last < 1e11
-            {
-                meta = (Int64(interval), Int64(last))
-            }
+            meta = (Int64(interval), Int64(last))
         }
         // meta.json's last run is the newest the archive can have; one from the future is not believed.
         let latest = meta.map { min($0.last, nowUnix) } ?? fallbackLatest
