@@ -207,21 +207,26 @@ public enum ForecastDecoder {
     public static func decodeEach(_ body: some Collection<UInt8>, defaultModel: String, models: [String]? = nil) throws
         -> [Element]
     {
-        let json = try parse(body)
-        let elements: [JSON]
-        if case .array(let list) = json { elements = list } else { elements = [json] }
-        return elements.map { element in
-            let id = element["location_id"]?.numberValue.flatMap { Int(exactly: $0) }
-            do {
-                return Element(
-                    locationID: id,
-                    result: .success(try decode(element, defaultModel: defaultModel, expectedModels: models)))
-            } catch let error as DecodeError {
-                return Element(locationID: id, result: .failure(error))
-            } catch {
-                return Element(locationID: id, result: .failure(.invalidJSON("\(error)")))
+        // Element by element: each location's tree is let go once decoded.
+        var decoded: [Element] = []
+        do {
+            try JSONParser.parseEach(body) { element in
+                let id = element["location_id"]?.numberValue.flatMap { Int(exactly: $0) }
+                do {
+                    decoded.append(
+                        Element(
+                            locationID: id,
+                            result: .success(try decode(element, defaultModel: defaultModel, expectedModels: models))))
+                } catch let error as DecodeError {
+                    decoded.append(Element(locationID: id, result: .failure(error)))
+                } catch {
+                    decoded.append(Element(locationID: id, result: .failure(.invalidJSON("\(error)"))))
+                }
             }
+        } catch let error as JSONParseError {
+            throw DecodeError.invalidJSON(error.description)
         }
+        return decoded
     }
 
     static func parse(_ body: some Collection<UInt8>) throws -> JSON {

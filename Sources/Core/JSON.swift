@@ -77,7 +77,28 @@ public struct JSONParser {
         return try array.withUnsafeBytes { try parse(buffer: $0) }
     }
 
+    /// Parses `bytes` as exactly one JSON document like `parse`, handing the elements of a
+    /// top-level array to `body` one at a time (any other document whole): a caller that decodes
+    /// each element never holds the whole tree (tens of MB for a 100-location response).
+    public static func parseEach<Bytes: Collection>(_ bytes: Bytes, _ body: (JSON) throws -> Void) throws
+    where Bytes.Element == UInt8 {
+        try withoutActuallyEscaping(body) { body in
+            let done: Void? = try bytes.withContiguousStorageIfAvailable {
+                try parse(buffer: UnsafeRawBufferPointer($0), each: body)
+            }
+            if done != nil { return }
+            let array = Array(bytes)
+            try array.withUnsafeBytes { try _ = parse(buffer: $0, each: body) }
+        }
+    }
+
     static func parse(buffer: UnsafeRawBufferPointer) throws -> JSON {
+        try parse(buffer: buffer, each: nil)
+    }
+
+    /// With `each`, a top-level array's elements go to it and `.null` is returned.
+    @discardableResult
+    static func parse(buffer: UnsafeRawBufferPointer, each: ((JSON) throws -> Void)?) throws -> JSON {
         var parser = Cursor(bytes: buffer)
         // A UTF-8 byte order mark (editors on Windows add one) is not content; RFC 8259 §8.1 lets
         // a parser ignore it.
@@ -86,7 +107,18 @@ public struct JSONParser {
         if parser.position == buffer.count {
             throw JSONParseError(message: "the document is empty", offset: 0)
         }
-        let value = try parser.value(depth: 0)
+        let value: JSON
+        if let each {
+            if buffer[parser.position] == UInt8(ascii: "[") {
+                parser.position += 1
+                try parser.elements(depth: 1, each)
+            } else {
+                try each(try parser.value(depth: 0))
+            }
+            value = .null
+        } else {
+            value = try parser.value(depth: 0)
+        }
         parser.skipWhitespace()
         if parser.position != buffer.count {
             throw JSONParseError(message: "unexpected content after the JSON document", offset: parser.position)
@@ -182,24 +214,30 @@ public struct JSONParser {
         }
 
         mutating func array(depth: Int) throws -> JSON {
-            guard depth <= JSONParser.maxDepth else { throw fail("nesting deeper than \(JSONParser.maxDepth) levels") }
             position += 1
             var elements: [JSON] = []
+            try self.elements(depth: depth) { elements.append($0) }
+            return .array(elements)
+        }
+
+        /// An array's elements after its '[', each handed to `body`, through its ']'.
+        mutating func elements(depth: Int, _ body: (JSON) throws -> Void) throws {
+            guard depth <= JSONParser.maxDepth else { throw fail("nesting deeper than \(JSONParser.maxDepth) levels") }
             skipWhitespace()
             if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
                 position += 1
-                return .array(elements)
+                return
             }
             while true {
                 skipWhitespace()
-                elements.append(try value(depth: depth))
+                try body(try value(depth: depth))
                 skipWhitespace()
                 guard position < bytes.count else { throw fail("the document ends too early (truncated?)") }
                 switch bytes[position] {
                 case UInt8(ascii: ","): position += 1
                 case UInt8(ascii: "]"):
                     position += 1
-                    return .array(elements)
+                    return
                 default: throw fail("expected ',' or ']'")
                 }
             }

@@ -470,6 +470,9 @@ public final class HTTPClient: Sendable {
                 headers["content-length"] = String(body.count)  // the length of what is handed on
             }
             let response = HTTPResponse(status: status, headers: headers, body: body, url: shownURL)
+            // Only an error body is read for its reason: parsing a forecast body here as well
+            // (megabytes for a batch) cost as much as decoding it and held it all in memory twice.
+            let reason = (200..<300).contains(status) ? nil : Self.reason(body)
             let result: Result<HTTPResponse, FetchError>
             switch status {
             case 200..<300:
@@ -484,13 +487,13 @@ public final class HTTPClient: Sendable {
                     ?? "an unknown location"
                 result = .failure(.redirected(location))
             case 429:
-                result = .failure(.rateLimited(reason: Self.reason(body)))
+                result = .failure(.rateLimited(reason: reason))
             default:
-                result = .failure(.http(status: status, reason: Self.reason(body)))
+                result = .failure(.http(status: status, reason: reason))
             }
             return Outcome(
                 result: result, status: status, bytes: body.count,
-                serverWait: Self.serverWait(status: status, headers: headers, reason: Self.reason(body), now: now()))
+                serverWait: Self.serverWait(status: status, headers: headers, reason: reason, now: now()))
         }
     }
 

@@ -1,5 +1,6 @@
 // The local replay server used by tests and the offline demo. It speaks just enough HTTP/1.1
-// (one request per connection, `Connection: close`) to stand in for the Open-Meteo hosts, and
+// (persistent connections for plain answers, `Connection: close` after a fault) to stand in for
+// the Open-Meteo hosts, and
 // can inject the failures a real network produces so the fetcher's retry logic is exercised
 // against real sockets rather than mocks.
 import Foundation
@@ -70,6 +71,8 @@ public final class ReplayServer: @unchecked Sendable {
     private var listenFD: Int32 = -1
     private var boundPort = 0
     private var acceptDone: DispatchSemaphore?
+    /// Connections open now, so `stop()` can end those idling between requests.
+    private var clients: Set<Int32> = []
 
     // Guarded by `lock`.
     private var faults: [String: [Fault]] = [:]
@@ -233,6 +236,7 @@ public final class ReplayServer: @unchecked Sendable {
             return r
         }
         guard fd >= 0 else { return }
+        for client in lock.withLock({ clients }) { shutdown(client, Int32(SHUT_RD)) }
         // shutdown() wakes the thread blocked in accept(); that thread closes the fd, so the fd
         // number cannot be reused under it.
         shutdown(fd, Int32(SHUT_RDWR))
@@ -248,17 +252,35 @@ public final class ReplayServer: @unchecked Sendable {
         var headers: [(String, String)] = []
     }
 
+    /// Serves a connection's requests until one asks to close, a fault ends it, or the client
+    /// goes quiet. Persistent like Open-Meteo's own servers: a client that opened a new connection
+    /// for every request would measure connection set-up, not the fetcher (and FoundationNetworking
+    /// on Linux keeps polling a new connection for writability until its first answer arrives).
     private func handle(_ fd: Int32) {
-        guard let head = Socket.readRequestHead(fd) else {
-            close(fd)
+        lock.withLock { _ = clients.insert(fd) }
+        var next = Next.keepOpen
+        while next == .keepOpen { next = serve(fd) }
+        lock.withLock { _ = clients.remove(fd) }
+        if next == .reset {
+            Socket.resetAndClose(fd)
             return
         }
+        // Orderly close: FIN after the last byte, so the client sees the whole response.
+        shutdown(fd, Int32(SHUT_WR))
+        close(fd)
+    }
+
+    /// What becomes of a connection after a request.
+    private enum Next { case keepOpen, close, reset }
+
+    /// Answers one request.
+    private func serve(_ fd: Int32) -> Next {
+        guard let head = Socket.readRequestHead(fd) else { return .close }
         let requestLine = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
         let parts = requestLine.split(separator: " ")
         guard parts.count >= 2 else {
             write(fd, Response(status: 400, body: Self.errorBody("Malformed request line")))
-            close(fd)
-            return
+            return .close
         }
         let method = String(parts[0])
         let target = String(parts[1])
@@ -266,20 +288,20 @@ public final class ReplayServer: @unchecked Sendable {
 
         if path.hasPrefix("/_control/") {
             write(fd, control(path: path, target: target))
-            close(fd)
-            return
+            return .close
         }
         lock.withLock { log.append(target) }
 
         guard method == "GET" || method == "HEAD" else {
             write(fd, Response(status: 405, body: Self.errorBody("Method not allowed")))
-            close(fd)
-            return
+            return .close
         }
 
         switch nextFault(for: path) {
         case nil:
-            write(fd, route(path: path, target: target))
+            let keep = !head.lowercased().contains("\r\nconnection: close")
+            write(fd, route(path: path, target: target), keepAlive: keep)
+            return keep ? .keepOpen : .close
         case .tooManyRequests(let reason, let retryAfter)?:
             write(
                 fd,
@@ -306,8 +328,7 @@ public final class ReplayServer: @unchecked Sendable {
             Socket.sendAll(fd, header(r, contentLength: r.body.count))
             Socket.sendAll(fd, r.body.prefix(r.body.count / 2))
         case .reset?:
-            Socket.resetAndClose(fd)
-            return
+            return .reset
         case .rateLimit?:
             write(fd, Response(status: 429, body: Self.errorBody(Self.minutelyLimitReason)))
         case .redirect(let location)?:
@@ -338,9 +359,7 @@ public final class ReplayServer: @unchecked Sendable {
         default:
             break  // every kind is handled above; rewrites by `isRewrite`
         }
-        // Orderly close: FIN after the last byte, so the client sees the whole response.
-        shutdown(fd, Int32(SHUT_WR))
-        close(fd)
+        return .close
     }
 
     /// A chunked 200 that opens a JSON array of numbers and never closes it.
@@ -358,17 +377,17 @@ public final class ReplayServer: @unchecked Sendable {
         while sent < Self.endlessBodyCap, Socket.sendAll(fd, chunk) { sent += payload.count }
     }
 
-    private func header(_ r: Response, contentLength: Int) -> Data {
+    private func header(_ r: Response, contentLength: Int, keepAlive: Bool = false) -> Data {
         var h = "HTTP/1.1 \(r.status) \(Self.statusText(r.status))\r\n"
         h += "Content-Type: \(r.contentType)\r\n"
         h += "Content-Length: \(contentLength)\r\n"
         for (k, v) in r.headers { h += "\(k): \(v)\r\n" }
-        h += "Connection: close\r\n\r\n"
+        h += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
         return Data(h.utf8)
     }
 
-    private func write(_ fd: Int32, _ r: Response) {
-        var all = header(r, contentLength: r.body.count)
+    private func write(_ fd: Int32, _ r: Response, keepAlive: Bool = false) {
+        var all = header(r, contentLength: r.body.count, keepAlive: keepAlive)
         all.append(r.body)
         Socket.sendAll(fd, all)
     }
@@ -461,13 +480,18 @@ public final class ReplayServer: @unchecked Sendable {
         let context: SynthContext
         if let singleRun {
             // A single run's window starts on its initialisation day, as the live one starts today.
-            context = SynthContext(now: Date(timeIntervalSince1970: TimeInterval(singleRun)), run: singleRun)
+            // Its hours before the initialisation are the live endpoint's: stitched from the earlier runs.
+            context = SynthContext(
+                now: Date(timeIntervalSince1970: TimeInterval(singleRun)), runInit: { _ in singleRun },
+                cadence: { self.model(named: $0).cadence })
         } else {
             let now = clock()
             let seconds = Int(now.timeIntervalSince1970.rounded(.down))
             let schedules = Dictionary(q.list("models").map { ($0, model(named: $0)) }, uniquingKeysWith: { a, _ in a })
             let blend = model(named: "best_match")
-            context = SynthContext(now: now) { (schedules[$0] ?? blend).latestRun(at: seconds) }
+            context = SynthContext(
+                now: now, runInit: { (schedules[$0] ?? blend).latestRun(at: seconds) },
+                cadence: { (schedules[$0] ?? blend).cadence })
         }
 
         var objects: [Data] = []

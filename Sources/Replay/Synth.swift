@@ -506,10 +506,16 @@ struct SynthContext {
     /// The initialisation time (Unix seconds) of the run a model's forecast comes from. The live
     /// endpoint passes each model's latest available run; the single-runs endpoint the requested one.
     let runInit: (String) -> Int
+    /// A model's seconds between runs, for the live endpoint's hours before its run's
+    /// initialisation: Open-Meteo stitches those from the first hours of the earlier runs ("Past
+    /// data is therefore assembled from the first 3 hours of each weather model run", open-meteo
+    /// #654), so they stay as they were when a new run arrives. nil: every hour from `runInit`'s run.
+    let cadence: ((String) -> Int)?
 
-    init(now: Date, runInit: @escaping (String) -> Int) {
+    init(now: Date, runInit: @escaping (String) -> Int, cadence: ((String) -> Int)? = nil) {
         self.now = now
         self.runInit = runInit
+        self.cadence = cadence
     }
 
     /// Every model from the same run.
@@ -574,10 +580,14 @@ enum Synth {
 
         let models = q.list("models").isEmpty ? ["best_match"] : q.list("models")
         let suffix = models.count > 1
-        func field(_ model: String) -> Field {
-            Field(
+        func field(_ model: String, at time: Int = .max) -> Field {
+            var initTime = context.runInit(model)
+            if let cadence = context.cadence?(model), cadence > 0, time < initTime {
+                initTime = Int((Double(time) / Double(cadence)).rounded(.down)) * cadence
+            }
+            return Field(
                 latitude: latitude, longitude: longitude, elevation: elevation, model: model,
-                variation: api == .forecast ? .forecast(initTime: context.runInit(model)) : .observed)
+                variation: api == .forecast ? .forecast(initTime: initTime) : .observed)
         }
 
         var o = "{"
@@ -620,8 +630,10 @@ enum Synth {
         var samples: [String: [Sample]] = [:]
         func samplesFor(_ model: String) -> [Sample] {
             if let s = samples[model] { return s }
-            let f = field(model)
-            let s = (0..<(dayCount * 24)).map { f.sample(Double(start + $0 * 3600)) }
+            let s = (0..<(dayCount * 24)).map { hour in
+                let time = start + hour * 3600
+                return field(model, at: time).sample(Double(time))
+            }
             samples[model] = s
             return s
         }

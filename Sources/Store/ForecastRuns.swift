@@ -186,7 +186,7 @@ extension Store {
             same == nil
             ? try matchingRun(
                 forecast, utcOffset: response.utcOffsetSeconds, modelRun: fetch.issuedAt[forecast.model],
-                locationID: location.id)
+                locationID: location.id, fetchedAt: fetch.fetchedAt)
             : nil
 
         let runID: Int64
@@ -262,6 +262,10 @@ extension Store {
         return times
     }
 
+    /// How far back `matchingRun` looks for the same model run among runs known only by their
+    /// first fetch.
+    static let matchWindow: Int64 = 3 * 86400
+
     /// A stored run that is the same model run as `forecast`.
     struct RunMatch {
         var id: Int64
@@ -278,8 +282,12 @@ extension Store {
     /// values under another offset cover other 24 hours, so they are not compared. When both the
     /// response's model run time (`modelRun`) and a run's are known, they must be equal: another
     /// model run that happens to give the same values (as synthetic histories do) is not this one.
-    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws -> RunMatch?
-    {
+    /// A run first fetched more than `matchWindow` before `fetchedAt` is not compared: a model run is
+    /// current for at most a day (the slowest models update every 12 h), so it is another one, and
+    /// hourly fetches would otherwise compare every run of the last 16 days, each a seek.
+    func matchingRun(
+        _ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64, fetchedAt: Int64
+    ) throws -> RunMatch? {
         let times = forecast.hourlyTimes
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
@@ -291,9 +299,13 @@ extension Store {
             SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
             WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
               AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5)
+              AND (issued_at_source != 'first_fetch' OR fetched_at >= ?6)
             ORDER BY issued_at DESC, id DESC
             """,
-            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue]
+            [
+                .integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue,
+                .integer(fetchedAt - Self.matchWindow)
+            ]
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
         for candidate in candidates {
             guard let shared = try sharedHours(forecast, runID: candidate.id),
@@ -314,12 +326,20 @@ extension Store {
 
     /// How many of `forecast`'s (ascending) hours the run holds, all with the same values; nil at
     /// the first disagreement.
+    // Built once: these run for every candidate run and observation hour of an ingest.
+    static let runHoursSQL =
+        "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
+        + " FROM hourly_forecasts WHERE run_id = ? AND valid_time BETWEEN ? AND ? ORDER BY valid_time"
+    static let runDaysSQL =
+        "SELECT date, " + Variables.dailyNames.joined(separator: ", ") + " FROM daily_forecasts WHERE run_id = ?"
+    static let observationValuesSQL =
+        "SELECT recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
+        + " FROM observations WHERE location_id = ? AND time = ? AND source = ?"
+
     func sharedHours(_ forecast: ModelForecast, runID: Int64) throws -> Int? {
         let times = forecast.hourlyTimes
         guard let first = times.first, let last = times.last else { return 0 }
-        let statement = try db.cachedStatement(
-            "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
-                + " FROM hourly_forecasts WHERE run_id = ? AND valid_time BETWEEN ? AND ? ORDER BY valid_time")
+        let statement = try db.cachedStatement(Self.runHoursSQL)
         try statement.bind([.integer(runID), .integer(first), .integer(last)])
         defer { statement.reset() }
         // Both sides ascend in time (responses do; the key orders the stored rows): walk them
@@ -344,8 +364,7 @@ extension Store {
     func sharedDates(_ forecast: ModelForecast, runID: Int64) throws -> Int? {
         var dayOf: [String: Int] = [:]
         for (row, date) in forecast.dailyDates.enumerated() where dayOf[date] == nil { dayOf[date] = row }
-        let days = try db.cachedStatement(
-            "SELECT date, " + Variables.dailyNames.joined(separator: ", ") + " FROM daily_forecasts WHERE run_id = ?")
+        let days = try db.cachedStatement(Self.runDaysSQL)
         try days.bind([.integer(runID)])
         defer { days.reset() }
         var shared = 0
@@ -450,7 +469,8 @@ extension Store {
         guard keepsSums, try observationChanges(locationID, source, time, values, recordedAt, replacing) else {
             return try write()
         }
-        try keepingSums(.observations(location: locationID, source: source, from: time, through: time), write)
+        try keepingObservationSums(
+            ObservationSpan(location: locationID, source: source, from: time, through: time), write)
     }
 
     /// Whether the upsert would change a stored value (or add the row), as its SQL decides: a value
@@ -459,9 +479,7 @@ extension Store {
         _ locationID: Int64, _ source: String, _ time: Int64, _ values: [Double?], _ recordedAt: Int64,
         _ replacing: Bool
     ) throws -> Bool {
-        let statement = try db.cachedStatement(
-            "SELECT recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
-                + " FROM observations WHERE location_id = ? AND time = ? AND source = ?")
+        let statement = try db.cachedStatement(Self.observationValuesSQL)
         try statement.bind([.integer(locationID), .integer(time), .text(source)])
         defer { statement.reset() }
         guard let row = try statement.step() else { return true }
@@ -521,7 +539,7 @@ extension Store {
             try withoutKeepingSums(write)
             return rows.count
         }
-        try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
+        try keepingObservationSums(ObservationSpan(location: locationID, source: source, from: first, through: last)) {
             try withoutKeepingSums(write)
         }
         return rows.count

@@ -84,8 +84,15 @@ extension Store {
         var before = SumsDelta()
         try collectSums(scope, into: &before)
         let result = try write()
-        var delta = SumsDelta()
-        try collectSums(scope, into: &delta)
+        var after = SumsDelta()
+        try collectSums(scope, into: &after)
+        try applyChange(from: before, to: after)
+        return result
+    }
+
+    /// Writes the difference between the sums of some pairs before and after a write.
+    func applyChange(from before: SumsDelta, to after: SumsDelta) throws {
+        var delta = after
         // Groups that lost pairs (or their first or last hour): their first and last valid hour are
         // looked up again once the sums are written.
         let shrunk = before.groups.filter { key, old in
@@ -96,7 +103,74 @@ extension Store {
         delta.subtract(before)
         try applySums(delta)
         for key in shrunk { try refreshValidBounds(key) }
+    }
+
+    /// Like `keepingSums(.observations(...))`, for a write that changes nothing but the observations
+    /// of `span.source` at the location (an observation upsert, a station file). The pairs before and
+    /// after such a write share their forecasts, so those are read once, before it: only the span's
+    /// observations (and the references they are) are read again after it. An hourly fetch's past
+    /// hours pair with ~128 runs each; reading those twice was most of an ingest's CPU.
+    func keepingObservationSums<T>(_ span: ObservationSpan, _ write: () throws -> T) throws -> T {
+        guard keepsSums else { return try write() }
+        let forecasts = try SpanForecasts(store: self, span: span)
+        let referencing = try referencingPairs(span)
+        var summer = try PairSummer(store: self, locationID: span.location)
+        func sums() throws -> SumsDelta {
+            var delta = SumsDelta()
+            try forecasts.pair(with: observations(in: span), source: span.source, into: &summer)
+            try referencing.add(into: &summer)
+            summer.flush(into: &delta)
+            return delta
+        }
+        let before = try sums()
+        let result = try write()
+        // The write changes only the references of runs issued in [from, through + 1 h): the
+        // others are kept from the first pass, not looked up again.
+        summer.references = summer.references.filter { key, _ in
+            !(key.source == span.source && key.issuedAt >= span.from && key.issuedAt < span.through + 3600)
+        }
+        try applyChange(from: before, to: try sums())
         return result
+    }
+
+    /// One source's observations of a location in the span, by hour: `Variables.hourly` values each,
+    /// NaN for NULL (SQLite stores no NaN).
+    func observations(in span: ObservationSpan) throws -> [Int64: [Double]] {
+        let statement = try db.cachedStatement(Self.spanObservationsSQL)
+        try statement.bind([.integer(span.location), .text(span.source), .integer(span.from), .integer(span.through)])
+        defer { statement.reset() }
+        var values: [Int64: [Double]] = [:]
+        while let row = try statement.step() {
+            values[row.int64(0)] = (0..<PairSummer.count).map { row.optionalDouble(1 + $0) ?? .nan }
+        }
+        return values
+    }
+
+    static let spanObservationsSQL =
+        "SELECT time, " + Variables.hourlyNames.joined(separator: ", ")
+        + " FROM observations WHERE location_id = ?1 AND time BETWEEN ?3 AND ?4 AND source = ?2"
+    static let referencingSQL =
+        "SELECT " + Store.pairColumns + """
+             FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
+            CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time <= ?5
+            CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = ?2
+            WHERE r.location_id = ?1 AND r.issued_at >= ?3 AND r.issued_at < ?4 + 3600
+              AND NOT (h.valid_time BETWEEN ?3 AND ?4) AND
+            """ + " " + Store.pairLead
+
+    /// The pairs of the source of the runs issued in `[from, through + 1 h)` at hours outside the
+    /// span, up to the source's latest observation: the span's observations are their persistence
+    /// reference, so their sums change with it.
+    func referencingPairs(_ span: ObservationSpan) throws -> PairRows {
+        let latest = try latestObservation(location: span.location, source: span.source) ?? .min
+        let referencing = try db.cachedStatement(Self.referencingSQL)
+        try referencing.bind([
+            .integer(span.location), .text(span.source), .integer(span.from), .integer(span.through), .integer(latest)
+        ])
+        defer { referencing.reset() }
+        var rows = PairRows()
+        while let row = try referencing.step() { rows.append(StoredRow(row)) }
+        return rows
     }
 
     /// Sets a group's first and last valid hour from its stored pairs (a day that pruned runs had
@@ -276,26 +350,39 @@ extension Store {
             let values = group.sums.values
             // Nothing changed (the same pairs subtracted and added back): no write.
             if delta.removes, values.allSatisfy({ $0 == nil || $0 == 0 }) { continue }
-            let sums = zip(SummarySums.columns, values).map { column, value -> SQLValue in
-                guard let value else { return .null }
-                return column.isCount ? .integer(Int64(value.rounded())) : .real(value)
+            // Bound one by one: building an array of ~35 values per group cost more than the upsert.
+            try upsert.bind(key.location, at: 1)
+            try upsert.bind(.text(key.model), at: 2)
+            try upsert.bind(.text(key.source), at: 3)
+            try upsert.bind(.text(key.variable), at: 4)
+            try upsert.bind(Int64(key.leadFrom), at: 5)
+            try upsert.bind(Int64(key.leadTo), at: 6)
+            try upsert.bind(.text(key.validDate), at: 7)
+            var index: Int32 = 8
+            for (column, value) in zip(SummarySums.columns, values) {
+                if let value, column.isCount {
+                    try upsert.bind(Int64(value.rounded()), at: index)
+                } else {
+                    try upsert.bind(value, at: index)
+                }
+                index += 1
             }
-            try upsert.bind(
-                [
-                    .integer(key.location), .text(key.model), .text(key.source), .text(key.variable),
-                    .integer(Int64(key.leadFrom)), .integer(Int64(key.leadTo)), .text(key.validDate)
-                ] + sums + [
-                    .integer(key.validFrom), .integer(key.validTo), group.firstValid.sqlValue, group.lastValid.sqlValue
-                ])
+            try upsert.bind(key.validFrom, at: index)
+            try upsert.bind(key.validTo, at: index + 1)
+            try upsert.bind(group.firstValid.sqlValue, at: index + 2)
+            try upsert.bind(group.lastValid.sqlValue, at: index + 3)
             try upsert.runToCompletion()
         }
         guard delta.removes else { return }
+        // Only a group that lost pairs can be left with none.
+        let emptied = delta.groups.filter { $0.value.sums.continuous.n < 0 }.keys
+        guard !emptied.isEmpty else { return }
         let prune = try db.cachedStatement(
             """
             DELETE FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND model = ?
               AND lead_from_h = ? AND valid_from = ? AND n <= 0
             """)
-        for key in delta.groups.keys {
+        for key in emptied {
             try prune.bind([
                 .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
                 .integer(Int64(key.leadFrom)), .integer(key.validFrom)
@@ -369,7 +456,12 @@ struct PairSummer {
     /// Pairs left out: an enclosing write keeps their sums (`Store.sumsKeptOutside`).
     let keptOutside: ObservationSpan?
     var days: [Int64: (date: String, start: Int64, end: Int64)] = [:]
-    var references: [String: [Double?]] = [:]
+    var lastDay: (date: String, start: Int64, end: Int64)?
+    struct ReferenceKey: Hashable {
+        var source: String
+        var issuedAt: Int64
+    }
+    var references: [ReferenceKey: [Double?]] = [:]
     /// A row's group of every scored variable: model and source as indices into `names`, the lead
     /// bucket's first hour, the local day's first instant.
     struct RowKey: Hashable {
@@ -382,7 +474,10 @@ struct PairSummer {
     var names: [String] = []
     var dayOf: [Int64: (date: String, end: Int64)] = [:]
     var leadTo: [Int: Int] = [:]
-    var pending: [RowKey: [SumsDelta.Group?]] = [:]
+    /// Where each row key's groups start in `slots` (one slot per scored variable): the groups are
+    /// summed in place, never copied in and out of a dictionary (a group is ~40 doubles).
+    var pending: [RowKey: Int] = [:]
+    var slots: [SumsDelta.Group?] = []
     /// Summary groups held (rows' keys times the scored variables).
     var pendingGroups: Int { pending.count * Self.scored.count }
     static let count = Variables.hourly.count
@@ -402,24 +497,27 @@ struct PairSummer {
 
     /// The local day holding `instant`.
     mutating func day(_ instant: Int64) -> (date: String, start: Int64, end: Int64) {
+        if let last = lastDay, last.start <= instant, instant < last.end { return last }
         let hour = instant - ((instant % 3600) + 3600) % 3600
         if let day = days[hour] { return day }
         let date = ZoneTime.date(of: instant, timezone: timezone)
         let span = ZoneTime.span(ofDate: date, timezone: timezone) ?? (hour, hour + 3600)
         let day = (date: date, start: span.start, end: span.end)
         days[hour] = day
+        lastDay = day
         return day
     }
+
+    static let referenceSQL =
+        "SELECT " + Variables.hourlyNames.joined(separator: ", ")
+        + " FROM observations WHERE location_id = ? AND source = ? AND time <= ? AND time > ? ORDER BY time DESC"
 
     /// The persistence reference of each column at an issue time: the latest non-NULL observation
     /// of the source at or before it and less than an hour before it (as `persistenceReferences`).
     mutating func reference(location: Int64, source: String, issuedAt: Int64) throws -> [Double?] {
-        let key = source + "\u{1}" + String(issuedAt)
+        let key = ReferenceKey(source: source, issuedAt: issuedAt)
         if let cached = references[key] { return cached }
-        let statement = try store.db.cachedStatement(
-            "SELECT " + Variables.hourlyNames.joined(separator: ", ")
-                + " FROM observations WHERE location_id = ? AND source = ? AND time <= ? AND time > ? ORDER BY time DESC"
-        )
+        let statement = try store.db.cachedStatement(Self.referenceSQL)
         try statement.bind([.integer(location), .text(source), .integer(issuedAt), .integer(issuedAt - 3600)])
         defer { statement.reset() }
         var values = [Double?](repeating: nil, count: Self.count)
@@ -438,49 +536,60 @@ struct PairSummer {
         return names.count - 1
     }
 
-    /// Adds one pair row's sums, every scored variable that has both values.
+    /// Adds one pair row's sums (`Store.pairColumns`), every scored variable that has both values.
     mutating func add(_ row: StoredRow) throws {
-        let location = row.int64(0)
-        let issued = row.int64(3)
-        let valid = row.int64(4)
+        try add(
+            location: row.int64(0), model: nameIndex(row.string(1)), source: nameIndex(row.string(2)),
+            issued: row.int64(3), valid: row.int64(4)
+        ) { row.optionalDouble(5 + $0) }
+    }
+
+    /// Adds one pair's sums: `model` and `source` are indices into `names`; `value(i)` is the
+    /// forecast of `Variables.hourly[i]` for i < `count`, the observation of `Variables.hourly[i - count]` above.
+    mutating func add(
+        location: Int64, model: Int, source: Int, issued: Int64, valid: Int64, value: (Int) -> Double?
+    ) throws {
         guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { return }
-        let source = row.string(2)
-        if let keptOutside, keptOutside.contains(location: location, source: source, issuedAt: issued, validTime: valid)
+        let sourceName = names[source]
+        if let keptOutside,
+            keptOutside.contains(location: location, source: sourceName, issuedAt: issued, validTime: valid)
         {
             return
         }
         let day = day(valid)
-        dayOf[day.start] = (day.date, day.end)
-        leadTo[bucket.from] = bucket.to
-        let key = RowKey(
-            location: location, model: nameIndex(row.string(1)), source: nameIndex(source), leadFrom: bucket.from,
-            dayStart: day.start)
-        var groups = pending.removeValue(forKey: key) ?? Array(repeating: nil, count: Self.scored.count)
+        let key = RowKey(location: location, model: model, source: source, leadFrom: bucket.from, dayStart: day.start)
+        let base: Int
+        if let known = pending[key] {
+            base = known
+        } else {
+            dayOf[day.start] = (day.date, day.end)
+            leadTo[bucket.from] = bucket.to
+            base = slots.count
+            slots.append(contentsOf: repeatElement(nil, count: Self.scored.count))
+            pending[key] = base
+        }
         var reference: [Double?]?
         for (slot, (index, observedIndex, variable)) in Self.scored.enumerated() {
-            guard let forecast = row.optionalDouble(5 + index),
-                let observed = row.optionalDouble(5 + Self.count + observedIndex)
-            else { continue }
+            guard let forecast = value(index), let observed = value(Self.count + observedIndex) else { continue }
             if reference == nil && !variable.isProbability {
-                reference = try self.reference(location: location, source: source, issuedAt: issued)
+                reference = try self.reference(location: location, source: sourceName, issuedAt: issued)
             }
-            var group = groups[slot] ?? SumsDelta.Group()
-            group.sums.add(
+            if slots[base + slot] == nil { slots[base + slot] = SumsDelta.Group() }
+            slots[base + slot]!.sums.add(
                 forecast: forecast, observed: observed,
                 reference: variable.isProbability ? nil : reference?[observedIndex], variable: variable,
                 threshold: Store.summedThreshold)
-            group.firstValid = min(group.firstValid ?? valid, valid)
-            group.lastValid = max(group.lastValid ?? valid, valid)
-            groups[slot] = group
+            slots[base + slot]!.firstValid = min(slots[base + slot]!.firstValid ?? valid, valid)
+            slots[base + slot]!.lastValid = max(slots[base + slot]!.lastValid ?? valid, valid)
         }
-        pending[key] = groups
     }
 
     /// Moves the groups summed so far into `delta`.
     mutating func flush(into delta: inout SumsDelta) {
-        for (key, groups) in pending {
+        for (key, base) in pending {
+            let groups = slots[base..<base + Self.scored.count]
             guard let day = dayOf[key.dayStart], let leadTo = leadTo[key.leadFrom] else { continue }
-            for (slot, group) in groups.enumerated() {
+            for (slot, group) in zip(0..., groups) {
                 guard let group else { continue }
                 let summaryKey = SummaryKey(
                     location: key.location, model: names[key.model], source: names[key.source],
@@ -497,6 +606,93 @@ struct PairSummer {
             }
         }
         pending = [:]
+        slots = []
+    }
+}
+
+/// Pair rows (`Store.pairColumns`) held in memory: keys, and each row's forecast and observed
+/// values in one flat array (NaN for NULL).
+struct PairRows {
+    var keys: [(location: Int64, model: String, source: String, issued: Int64, valid: Int64)] = []
+    var values: [Double] = []
+    static let width = 2 * PairSummer.count
+
+    mutating func append(_ row: StoredRow) {
+        keys.append((row.int64(0), row.string(1), row.string(2), row.int64(3), row.int64(4)))
+        for index in 0..<Self.width { values.append(row.optionalDouble(5 + index) ?? .nan) }
+    }
+
+    func add(into summer: inout PairSummer) throws {
+        for (row, key) in keys.enumerated() {
+            let base = row * Self.width
+            try summer.add(
+                location: key.location, model: summer.nameIndex(key.model), source: summer.nameIndex(key.source),
+                issued: key.issued, valid: key.valid
+            ) { index in
+                let value = values[base + index]
+                return value.isNaN ? nil : value
+            }
+        }
+    }
+}
+
+/// The forecasts of every run at the hours of an `ObservationSpan` (each run's hours read in one
+/// range of the hourly table's key), to be paired in memory with the span's observations.
+struct SpanForecasts {
+    let location: Int64
+    var models: [String] = []
+    /// (index into `models`, issue time, valid time), with `PairSummer.count` values each in `values`.
+    var rows: [(model: Int, issued: Int64, valid: Int64)] = []
+    var values: [Double] = []
+
+    /// Every run with a lead of 0 ..< 384 h at some hour of the span (as `Store.pairLead`), and its
+    /// hours in the span: one seek into each run's rows, done by SQLite in one statement.
+    static let forecastsSQL =
+        "SELECT r.model, r.issued_at, h.valid_time, " + Variables.hourlyNames.map { "h." + $0 }.joined(separator: ", ")
+        + " FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued"
+        + " CROSS JOIN hourly_forecasts h ON h.run_id = r.id"
+        + " AND h.valid_time BETWEEN max(?2, r.issued_at) AND min(?3, r.issued_at + ?4 - 1)"
+        + " WHERE r.location_id = ?1 AND r.issued_at > ?2 - ?4 AND r.issued_at <= ?3"
+
+    init(store: Store, span: ObservationSpan) throws {
+        location = span.location
+        let statement = try store.db.cachedStatement(Self.forecastsSQL)
+        try statement.bind([
+            .integer(span.location), .integer(span.from), .integer(span.through), .integer(LeadRule.maxSeconds)
+        ])
+        defer { statement.reset() }
+        var lastModel = -1
+        while let row = try statement.step() {
+            let index: Int
+            if lastModel >= 0, row.withUTF8(0, { $0.elementsEqual(models[lastModel].utf8) }) {
+                index = lastModel
+            } else {
+                let model = row.string(0)
+                index = models.firstIndex(of: model) ?? models.count
+                if index == models.count { models.append(model) }
+                lastModel = index
+            }
+            rows.append((index, row.int64(1), row.int64(2)))
+            for column in 0..<PairSummer.count { values.append(row.optionalDouble(3 + column) ?? .nan) }
+        }
+    }
+
+    /// Adds the pairs these forecasts make with `observations` (by hour, as `Store.observations(in:)`).
+    func pair(with observations: [Int64: [Double]], source: String, into summer: inout PairSummer) throws {
+        let sourceIndex = summer.nameIndex(source)
+        let modelIndex = models.map { summer.nameIndex($0) }
+        let count = PairSummer.count
+        for (row, key) in rows.enumerated() {
+            guard let observed = observations[key.valid] else { continue }
+            let base = row * count
+            try summer.add(
+                location: location, model: modelIndex[key.model], source: sourceIndex, issued: key.issued,
+                valid: key.valid
+            ) { index in
+                let value = index < count ? values[base + index] : observed[index - count]
+                return value.isNaN ? nil : value
+            }
+        }
     }
 }
 

@@ -167,7 +167,9 @@ extension Store {
                 try observationChanges(locationID, source, $0.time, $0.values, recordedAt, true)
             }.map(\.time)
             if let first = changed.min(), let last = changed.max() {
-                try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
+                try keepingObservationSums(
+                    ObservationSpan(location: locationID, source: source, from: first, through: last)
+                ) {
                     try withoutKeepingSums(write)
                 }
             } else {

@@ -200,6 +200,30 @@ struct JSONParserTests {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(Array(text.utf8)) }
     }
 
+    @Test(
+        "parseEach hands a top-level array's elements one by one, any other document whole",
+        arguments: [
+            (
+                #" [ {"a":1} , [2,3], 4 ] "#,
+                [JSON.object([("a", .number(1))]), .array([.number(2), .number(3)]), .number(4)]
+            ),
+            ("[]", []),
+            (#"{"a":[1]}"#, [JSON.object([("a", .array([.number(1)]))])]),
+            ("7", [JSON.number(7)])
+        ])
+    func parseEach(_ text: String, _ expected: [JSON]) throws {
+        var seen: [JSON] = []
+        try JSONParser.parseEach(Array(text.utf8)) { seen.append($0) }
+        #expect(seen == expected)
+        if case .array(let whole) = try JSONParser.parse(Array(text.utf8)) { #expect(whole == expected) }
+    }
+
+    @Test(
+        "parseEach refuses what parse refuses, also after good elements", arguments: ["[1,2,", "[1,2]x", "[1,,2]", ""])
+    func parseEachInvalid(_ text: String) {
+        #expect(throws: JSONParseError.self) { try JSONParser.parseEach(Array(text.utf8)) { _ in } }
+    }
+
     @Test("rejects invalid UTF-8")
     func invalidUTF8() {
         #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xC3, 0x28, 0x22]) }

@@ -141,6 +141,90 @@ struct ReplayServerTests {
         #expect(server.currentRun == Int(start.timeIntervalSince1970) / 3600 + 1)
     }
 
+    @Test("a live forecast's hours before its run are the earlier runs' (as Open-Meteo stitches them); its own differ")
+    func stitchedPast() async throws {
+        let server = try Support.server()
+        defer { server.stop() }
+        server.runIntervalSeconds = 3 * 3600
+        let run = Date(timeIntervalSince1970: 1_785_067_200)  // 2026-07-26 12:00 UTC, a 3-hour boundary
+        let query =
+            "/v1/forecast?latitude=52.52&longitude=13.41&hourly=temperature_2m&timeformat=unixtime"
+            + "&past_days=1&forecast_days=2&timezone=GMT"
+        func series(at now: Date) async throws -> [Int: Double] {
+            server.now = { now }
+            let hourly = try #require(try await object(server, query)["hourly"] as? [String: [Any]])
+            let times = try #require(hourly["time"] as? [Int])
+            let values = try #require(hourly["temperature_2m"] as? [Double])
+            return Dictionary(uniqueKeysWithValues: zip(times, values))
+        }
+        let a = try await series(at: run.addingTimeInterval(600))
+        let b = try await series(at: run.addingTimeInterval(3 * 3600 + 600))  // the next run
+        let initA = Int(run.timeIntervalSince1970)
+        let initB = initA + 3 * 3600
+        let before = a.keys.filter { $0 < initA }
+        #expect(before.count >= 24)
+        #expect(before.allSatisfy { a[$0] == b[$0] }, "hours before both runs are the same in both")
+        let own = a.keys.filter { $0 >= initB }
+        #expect(own.contains { a[$0] != b[$0] }, "the new run's own hours are its own")
+    }
+
+    @Test("plain answers keep the connection open for the next request; a fault closes it")
+    func keepAlive() throws {
+        let server = try Support.server()
+        defer { server.stop() }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(server.port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(connected == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        /// Sends a request and reads one response (head and Content-Length body).
+        func exchange(_ target: String) -> String? {
+            let request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            guard
+                request.utf8.withContiguousStorageIfAvailable({ send(fd, $0.baseAddress, $0.count, 0) })
+                    == request.utf8.count
+            else { return nil }
+            var received = [UInt8]()
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let text = String(decoding: received, as: UTF8.self)
+                if let end = text.range(of: "\r\n\r\n") {
+                    let head = String(text[..<end.lowerBound]).lowercased()
+                    let length =
+                        head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+                        ?? 0
+                    if received.count >= text.utf8.distance(from: text.utf8.startIndex, to: end.upperBound) + length {
+                        return head
+                    }
+                }
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { return nil }
+                received += chunk[0..<n]
+            }
+        }
+        let first = try #require(exchange("/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        #expect(first.hasPrefix("http/1.1 200") && !first.contains("connection: close"))
+        let second = try #require(
+            exchange("/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"), "the same connection serves again")
+        #expect(second.hasPrefix("http/1.1 200"))
+        server.enqueue(.status(500, reason: nil))
+        let failed = try #require(exchange("/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m"))
+        #expect(failed.hasPrefix("http/1.1 500") && failed.contains("connection: close"))
+        #expect(exchange("/v1/forecast?latitude=1&longitude=2&hourly=temperature_2m") == nil, "closed after the fault")
+        #expect(server.requests.count == 3)
+    }
+
     @Test("archive: every hour of the dates, identical across requests and runs")
     func archive() async throws {
         let server = try Support.server()
