@@ -360,7 +360,7 @@ COMMIT;""")
             lines = run.err.decode(errors="replace").strip().splitlines()
             return next((l for l in reversed(lines) if l.startswith("ingest:")), lines[-1] if lines else "?")
         n = f"{self.n:,}"
-        self.row("ingest, catching up (server clock 3 h back: every location's 42 past hours new): wall, CPU, peak RSS",
+        self.row("ingest, catching up (server clock 3 h back: every past hour of yesterday and today new for every location): wall, CPU, peak RSS",
                  "%s wall, %.2f s CPU, %s" % (d.ms(first.wall), first.cpu, d.mb(first.rss_kb)), summary(first), "", "", None)
         self.row("ingest, one hourly cycle of %s locations (batched, replay server; a new run and 3 new past hours each): wall, CPU" % n,
                  "%s wall, %.2f s CPU" % (d.ms(r.wall), r.cpu), summary(r), "", "≤ 10 s CPU at 1,000 locations",
