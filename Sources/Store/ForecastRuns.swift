@@ -186,7 +186,7 @@ extension Store {
             same == nil
             ? try matchingRun(
                 forecast, utcOffset: response.utcOffsetSeconds, modelRun: fetch.issuedAt[forecast.model],
-                locationID: location.id, fetchedAt: fetch.fetchedAt)
+                locationID: location.id)
             : nil
 
         let runID: Int64
@@ -262,8 +262,8 @@ extension Store {
         return times
     }
 
-    /// How far back `matchingRun` looks for the same model run among runs known only by their
-    /// first fetch.
+    /// How much earlier than a response's window the window of a stored copy of the same model run
+    /// may start (`matchingRun`).
     static let matchWindow: Int64 = 3 * 86400
 
     /// A stored run that is the same model run as `forecast`.
@@ -282,12 +282,14 @@ extension Store {
     /// values under another offset cover other 24 hours, so they are not compared. When both the
     /// response's model run time (`modelRun`) and a run's are known, they must be equal: another
     /// model run that happens to give the same values (as synthetic histories do) is not this one.
-    /// A run first fetched more than `matchWindow` before `fetchedAt` is not compared: a model run is
-    /// current for at most a day (the slowest models update every 12 h), so it is another one, and
-    /// hourly fetches would otherwise compare every run of the last 16 days, each a seek.
-    func matchingRun(
-        _ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64, fetchedAt: Int64
-    ) throws -> RunMatch? {
+    /// A run whose window starts more than `matchWindow` before this one's is not compared: a model
+    /// run is current for a day at most (the slowest models update every 12 h), and two copies of it
+    /// fetched within that day start their windows within a day or two (local midnight, minus
+    /// `past_days`), so it is another run. Without the bound, hourly fetches compared every run of
+    /// the last 16 days, each a seek.
+    func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws
+        -> RunMatch?
+    {
         let times = forecast.hourlyTimes
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
@@ -299,12 +301,12 @@ extension Store {
             SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
             WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
               AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5)
-              AND (issued_at_source != 'first_fetch' OR fetched_at >= ?6)
+              AND first_valid_time >= ?6
             ORDER BY issued_at DESC, id DESC
             """,
             [
                 .integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue,
-                .integer(fetchedAt - Self.matchWindow)
+                .integer(first - Self.matchWindow)
             ]
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
         for candidate in candidates {
