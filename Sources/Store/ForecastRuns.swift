@@ -262,8 +262,7 @@ extension Store {
         return times
     }
 
-    /// How much earlier than a response's window the window of a stored copy of the same model run
-    /// may start (`matchingRun`).
+    /// How far apart the windows of two copies of one model run may start or end (`matchingRun`).
     static let matchWindow: Int64 = 3 * 86400
 
     /// A stored run that is the same model run as `forecast`.
@@ -282,11 +281,13 @@ extension Store {
     /// values under another offset cover other 24 hours, so they are not compared. When both the
     /// response's model run time (`modelRun`) and a run's are known, they must be equal: another
     /// model run that happens to give the same values (as synthetic histories do) is not this one.
-    /// A run whose window starts more than `matchWindow` before this one's is not compared: a model
-    /// run is current for a day at most (the slowest models update every 12 h), and two copies of it
-    /// fetched within that day start their windows within a day or two (local midnight, minus
-    /// `past_days`), so it is another run. Without the bound, hourly fetches compared every run of
-    /// the last 16 days, each a seek.
+    /// Only runs near this one are compared: a model run is current for a day at most (the slowest
+    /// models update every 12 h), so two copies of it were fetched within about a day of each other,
+    /// and their windows start (local midnight minus `past_days`) or end (plus `forecast_days`)
+    /// within a day or two unless both options changed in between. A run whose window starts and
+    /// ends more than `matchWindow` away is another one. (Not the fetch times: an import gives all
+    /// its files one `--fetched-at`.) Without the bound, hourly fetches compared every run of the
+    /// last 16 days, each a seek.
     func matchingRun(_ forecast: ModelForecast, utcOffset: Int, modelRun: Int64?, locationID: Int64) throws
         -> RunMatch?
     {
@@ -301,12 +302,12 @@ extension Store {
             SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
             WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
               AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5)
-              AND first_valid_time >= ?6
+              AND (first_valid_time BETWEEN ?4 - ?6 AND ?4 + ?6 OR last_valid_time BETWEEN ?3 - ?6 AND ?3 + ?6)
             ORDER BY issued_at DESC, id DESC
             """,
             [
                 .integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue,
-                .integer(first - Self.matchWindow)
+                .integer(Self.matchWindow)
             ]
         ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
         for candidate in candidates {

@@ -52,6 +52,20 @@ final class ReplaySandbox {
 @Suite("wxdb ingest through the replay server", .serialized)
 struct IngestTests {
     @Test(
+        "a run fetched with a long past (its window starts a week earlier), then with the default: one run",
+        arguments: [("7", "1"), ("1", "7")])
+    func sameRunAnotherWindow(_ first: String, _ second: String) async throws {
+        let replay = try ReplaySandbox()
+        replay.server.now = { Date(timeIntervalSince1970: 1_785_067_200 + 600) }
+        #expect(await replay.run("locations", "add", "Field", "--lat", "52.52", "--lon", "13.41").code == 0)
+        let a = await replay.run("ingest", "--past-days", first)
+        #expect(a.code == 0 && a.stderrText.contains("ingest: 1 stored"), "\(a.stderrText)")
+        let b = await replay.run("ingest", "--past-days", second)
+        #expect(b.code == 0 && b.stderrText.contains("ingest: 0 stored, 1 repeated"), "\(b.stderrText)")
+        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 1)
+    }
+
+    @Test(
         "three locations: one HTTP request, three runs with correct UTC instants; again: no new runs, three more fetches"
     )
     func batchedIngest() async throws {
