@@ -1,8 +1,7 @@
 // The local replay server used by tests and the offline demo. It speaks just enough HTTP/1.1
 // (persistent connections for plain answers, `Connection: close` after a fault) to stand in for
-// the Open-Meteo hosts, and
-// can inject the failures a real network produces so the fetcher's retry logic is exercised
-// against real sockets rather than mocks.
+// the Open-Meteo hosts, and can inject the failures a real network produces so the fetcher's
+// retry logic is exercised against real sockets rather than mocks.
 import Foundation
 
 #if canImport(Glibc)
@@ -236,7 +235,9 @@ public final class ReplayServer: @unchecked Sendable {
             return r
         }
         guard fd >= 0 else { return }
-        for client in lock.withLock({ clients }) { shutdown(client, Int32(SHUT_RD)) }
+        // Under the lock a connection is removed under before it is closed: an fd number that
+        // was closed and reused meanwhile is never shut down.
+        lock.withLock { for client in clients { shutdown(client, Int32(SHUT_RD)) } }
         // shutdown() wakes the thread blocked in accept(); that thread closes the fd, so the fd
         // number cannot be reused under it.
         shutdown(fd, Int32(SHUT_RDWR))

@@ -327,8 +327,6 @@ extension Store {
         return nil
     }
 
-    /// How many of `forecast`'s (ascending) hours the run holds, all with the same values; nil at
-    /// the first disagreement.
     // Built once: these run for every candidate run and observation hour of an ingest.
     static let runHoursSQL =
         "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
@@ -339,6 +337,8 @@ extension Store {
         "SELECT recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
         + " FROM observations WHERE location_id = ? AND time = ? AND source = ?"
 
+    /// How many of `forecast`'s (ascending) hours the run holds, all with the same values; nil at
+    /// the first disagreement.
     func sharedHours(_ forecast: ModelForecast, runID: Int64) throws -> Int? {
         let times = forecast.hourlyTimes
         guard let first = times.first, let last = times.last else { return 0 }

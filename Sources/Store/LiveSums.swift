@@ -268,20 +268,8 @@ extension Store {
             while let row = try atHours.step() { try summer.add(StoredRow(row)) }
             // The runs whose persistence reference these observations may be: their other pairs,
             // at hours up to the source's latest observation (the others have none to pair with).
-            let latest = try latestObservation(location: location, source: source) ?? .min
-            let referencing = try db.cachedStatement(
-                "SELECT " + Self.pairColumns + """
-                     FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
-                    CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time <= ?5
-                    CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = ?2
-                    WHERE r.location_id = ?1 AND r.issued_at >= ?3 AND r.issued_at < ?4 + 3600
-                      AND NOT (h.valid_time BETWEEN ?3 AND ?4) AND
-                    """ + " " + Self.pairLead)
-            try referencing.bind([
-                .integer(location), .text(source), .integer(from), .integer(through), .integer(latest)
-            ])
-            defer { referencing.reset() }
-            while let row = try referencing.step() { try summer.add(StoredRow(row)) }
+            try referencingPairs(ObservationSpan(location: location, source: source, from: from, through: through))
+                .add(into: &summer)
             summer.flush(into: &delta)
         case .location(let location):
             try sumPairs(ofLocation: location, into: &delta)
