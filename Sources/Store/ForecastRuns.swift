@@ -81,49 +81,54 @@ extension Store {
         try db.transaction { try storeInTransaction(response, for: location, fetch: fetch) }
     }
 
-    /// Stores the responses `make` builds from `items`, all in one transaction: each is made just
-    /// before it is stored, so memory stays flat however many there are, and the first error rolls
-    /// every one back. `stored` hears about each item as it is stored.
+    /// Stores the responses `make` builds from `items`, all in one transaction: they are made
+    /// `storeAllChunk` at a time, just before they are stored, so memory stays flat however many
+    /// there are, and the first error rolls every one back. `stored` hears about each item as it is stored.
     public func storeAll<Item>(
         _ items: [Item], for location: Location,
         make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
         stored: (Item, [StoreOutcome]) -> Void = { _, _ in }
     ) throws -> [StoreOutcome] {
         try db.transaction {
-            func storeEach() throws -> [StoreOutcome] {
-                try items.flatMap { item -> [StoreOutcome] in
-                    let (response, fetch) = try make(item)
-                    let outcomes = try storeInTransaction(response, for: location, fetch: fetch)
-                    stored(item, outcomes)
-                    return outcomes
+            var outcomes: [StoreOutcome] = []
+            var start = items.startIndex
+            while start < items.endIndex {
+                let end = min(start + Self.storeAllChunk, items.endIndex)
+                let made = try items[start..<end].map { item in (item: item, made: try make(item)) }
+                func storeEach() throws {
+                    for (item, (response, fetch)) in made {
+                        let these = try storeInTransaction(response, for: location, fetch: fetch)
+                        stored(item, these)
+                        outcomes += these
+                    }
+                }
+                start = end
+                // Many responses' past hours overlap (an archive imported with a later --fetched-at
+                // writes them again file after file): the sums of the pairs at those hours are kept
+                // once for the chunk over the span of all of them, not once per response.
+                let spans = made.compactMap { analysisHours($0.made.response, fetch: $0.made.fetch) }
+                guard keepsSums, sumsKeptOutside == nil, made.count > 1,
+                    let from = spans.map(\.lowerBound).min(), let through = spans.map(\.upperBound).max()
+                else {
+                    try storeEach()
+                    continue
+                }
+                let kept = ObservationSpan(location: location.id, source: "analysis", from: from, through: through)
+                try keepingSums(
+                    .observations(location: kept.location, source: kept.source, from: from, through: through)
+                ) {
+                    sumsKeptOutside = kept
+                    defer { sumsKeptOutside = nil }
+                    try storeEach()
                 }
             }
-            // Many responses' past hours overlap (an archive imported with a later --fetched-at
-            // writes them again file after file): the sums of the pairs at those hours are kept once
-            // for the whole batch over the span of all of them, not once per response. That span
-            // is known only from the responses, so each is made once more (and let go) beforehand.
-            guard keepsSums, sumsKeptOutside == nil, items.count > 1 else { return try storeEach() }
-            var span: (from: Int64, through: Int64)?
-            for item in items {
-                let (response, fetch) = try make(item)
-                guard let hours = analysisHours(response, fetch: fetch) else { continue }
-                span = (
-                    min(span?.from ?? hours.lowerBound, hours.lowerBound),
-                    max(span?.through ?? hours.upperBound, hours.upperBound)
-                )
-            }
-            guard let span else { return try storeEach() }
-            let kept = ObservationSpan(
-                location: location.id, source: "analysis", from: span.from, through: span.through)
-            return try keepingSums(
-                .observations(location: kept.location, source: kept.source, from: kept.from, through: kept.through)
-            ) {
-                sumsKeptOutside = kept
-                defer { sumsKeptOutside = nil }
-                return try storeEach()
-            }
+            return outcomes
         }
     }
+
+    /// How many responses `storeAll` decodes before storing them: about 5 MB of 16-day hourly
+    /// forecasts, and few enough chunks that keeping the sums per chunk costs little.
+    static let storeAllChunk = 64
 
     /// The first and last hour a response stores as `analysis` observations, if any.
     func analysisHours(_ response: ForecastResponse, fetch: FetchRecord) -> ClosedRange<Int64>? {
@@ -295,22 +300,19 @@ extension Store {
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
         else { return nil }
-        // Runs whose hours overlap the forecast's, newest first; a different model run disagrees
-        // at its first shared hour, so each costs one seek and a row or two.
+        // Runs whose hours overlap the forecast's, newest first, each with its row at its first
+        // hour the forecast also has (if both have it): a different model run disagrees there, so
+        // most are turned away by the one query.
         let candidates = try db.rows(
-            """
-            SELECT id, fetched_at, utc_offset_seconds FROM forecast_runs
-            WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 AND last_valid_time >= ?4
-              AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5)
-              AND (first_valid_time BETWEEN ?4 - ?6 AND ?4 + ?6 OR last_valid_time BETWEEN ?3 - ?6 AND ?3 + ?6)
-            ORDER BY issued_at DESC, id DESC
-            """,
+            Self.candidateRunsSQL,
             [
                 .integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue,
                 .integer(Self.matchWindow)
             ]
-        ) { (id: $0.int64(0), fetchedAt: $0.int64(1), offset: $0.int(2)) }
-        for candidate in candidates {
+        ) { row in
+            (id: row.int64(0), fetchedAt: row.int64(1), offset: row.int(2), disagrees: disagrees(forecast, row))
+        }
+        for candidate in candidates where !candidate.disagrees {
             guard let shared = try sharedHours(forecast, runID: candidate.id),
                 shared >= min(24, times.count)
             else { continue }
@@ -325,6 +327,41 @@ extension Store {
                 contained: shared == times.count && allDates, sameOffset: sameOffset)
         }
         return nil
+    }
+
+    /// The runs `matchingRun` compares (two index ranges, window start near ?4 and window end near
+    /// ?3, migration 0011, rather than a filter over every run of the location and model), each
+    /// with its stored row at the forecast's first hour or its own, whichever is later.
+    static let candidateRunsSQL = {
+        let runs =
+            "SELECT id, fetched_at, utc_offset_seconds, issued_at, first_valid_time FROM forecast_runs "
+            + "WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 "
+            + "AND last_valid_time >= ?4 AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5) AND "
+        return "SELECT r.id, r.fetched_at, r.utc_offset_seconds, h.valid_time, "
+            + Variables.hourlyNames.map { "h." + $0 }.joined(separator: ", ")
+            + " FROM (" + runs + "first_valid_time BETWEEN ?4 - ?6 AND ?4 + ?6 UNION "
+            + runs + "last_valid_time BETWEEN ?3 - ?6 AND ?3 + ?6) r "
+            + "LEFT JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = max(r.first_valid_time, ?4) "
+            + "ORDER BY r.issued_at DESC, r.id DESC"
+    }()
+
+    /// Whether a candidate row of `candidateRunsSQL` holds a value the forecast has otherwise at
+    /// the same hour (false when the row or the hour is missing: `sharedHours` decides then).
+    func disagrees(_ forecast: ModelForecast, _ row: Row) -> Bool {
+        guard let time = row.optionalInt64(3) else { return false }
+        let times = forecast.hourlyTimes
+        var low = 0
+        var high = times.count
+        while low < high {
+            let middle = (low + high) / 2
+            if times[middle] < time { low = middle + 1 } else { high = middle }
+        }
+        guard low < times.count, times[low] == time else { return false }
+        for (index, column) in forecast.hourly.enumerated() where (column?[low] ?? nil) != row.optionalDouble(index + 4)
+        {
+            return true
+        }
+        return false
     }
 
     // Built once: these run for every candidate run and observation hour of an ingest.
