@@ -292,33 +292,41 @@ public enum VerifyQuery {
         let isProbability = options.variable.isProbability
         let lower = options.range.from ?? Int64.min
         let upper = options.range.to ?? Int64.max
-        // The rows of each cut day, by model and lead bucket: their n against the pairs still stored
-        // tells whether pruned runs' pairs are in them.
-        var cutSpans: [[Int64]: [String: Int]] = [:]
-        try store.forEachSummary(
-            locationID: location.id, source: source, variable: options.variable.name, model: options.model
-        ) { row in
-            // A day's hours are the ones it was summed over, whatever the location's zone is now.
-            guard let day = row.span ?? ZoneTime.span(ofDate: row.validDate, timezone: location.timezone) else {
-                return
-            }
-            if day.end <= lower || day.start >= upper { return }
-            if day.start < lower || day.end > upper {
-                cutSpans[[day.start, day.end], default: [:]][row.model + "\u{1}" + String(row.leadFrom)] =
-                    row.sums.continuous.n
-                return
-            }
-            guard let (from, to) = bucket(Double(row.leadFrom), options.grouping) else { return }
-            let model = options.grouping == .model ? row.model : nil
+        func add(_ sums: SummarySums, model: String, leadFrom: Int, first: Int64, last: Int64) {
+            guard let (from, to) = bucket(Double(leadFrom), options.grouping) else { return }
+            let model = options.grouping == .model ? model : nil
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
-            var stored = row.sums
+            var stored = sums
             if !isProbability { stored = stored.affine(scale: scale, offset: offset) }
             if !defaultThreshold { stored.contingency = nil }
             group.sums.merge(stored)
-            group.firstValidTime = min(group.firstValidTime, row.firstValid ?? day.start)
-            group.lastValidTime = max(group.lastValidTime, row.lastValid ?? day.end - 3600)
+            group.firstValidTime = min(group.firstValidTime, first)
+            group.lastValidTime = max(group.lastValidTime, last)
             groups[key] = group
+        }
+        // Whole days inside the range, added up by SQLite per model and lead bucket.
+        for total in try store.summaryTotals(
+            locationID: location.id, source: source, variable: options.variable.name, model: options.model,
+            from: lower, to: upper)
+        {
+            add(
+                total.sums, model: total.model, leadFrom: total.leadFrom, first: total.firstValid, last: total.lastValid
+            )
+        }
+        // The rows of each day the range cuts, by model and lead bucket: their n against the pairs
+        // still stored tells whether pruned runs' pairs are in them.
+        var cutSpans: [[Int64]: [String: Int]] = [:]
+        if options.range.from != nil || options.range.to != nil {
+            try store.forEachSummary(
+                locationID: location.id, source: source, variable: options.variable.name, model: options.model,
+                cutBy: (lower, upper)
+            ) { row in
+                // A day's hours are the ones it was summed over, whatever the location's zone is now.
+                guard let day = row.span else { return }
+                cutSpans[[day.start, day.end], default: [:]][row.model + "\u{1}" + String(row.leadFrom)] =
+                    row.sums.continuous.n
+            }
         }
         var cut = CutDays()
         for (span, rows) in cutSpans.sorted(by: { $0.key[0] < $1.key[0] }) {

@@ -87,17 +87,20 @@ extension Store {
     /// The instants the key's date covered (migration 0006 added them after the sums).
     static let summarySpanColumns = ["valid_from", "valid_to"]
 
-    /// Streams the stored summaries of one location, source and variable (of `model` when given).
+    /// Streams the stored summaries of one location, source and variable (of `model` when given);
+    /// with `cutBy`, only those of the days the range cuts (a day that holds one of its bounds
+    /// strictly inside).
     public func forEachSummary(
         locationID: Int64, source: String, variable: String, model: String?,
+        cutBy range: (from: Int64, to: Int64)? = nil,
         _ visit: (StoredSummary) throws -> Void
     ) throws {
-        let statement = try db.cachedStatement(
-            "SELECT model, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, first_valid_time, last_valid_time, "
-                + SummarySums.columns.map(\.name).joined(separator: ", ")
-                + " FROM verification_summaries WHERE location_id = ? AND source = ? AND variable = ? AND (?4 IS NULL OR model = ?4)"
-        )
-        try statement.bind([.integer(locationID), .text(source), .text(variable), model.sqlValue])
+        let statement = try db.cachedStatement(Self.summariesSQL)
+        try statement.bind([
+            .integer(locationID), .text(source), .text(variable), model.sqlValue,
+            range.map { .integer($0.from) } ?? .null,
+            range.map { .integer($0.to) } ?? .null
+        ])
         defer { statement.reset() }
         let count = SummarySums.columns.count
         while let row = try statement.step() {
@@ -110,4 +113,47 @@ extension Store {
                     sums: SummarySums(values: values)))
         }
     }
+
+    /// The stored summaries of one location, source and variable (of `model` when given) over the
+    /// days wholly inside `[from, to)`, added up per model and lead bucket by SQLite: what `query
+    /// verify` reads, one row per bucket rather than one per bucket and day.
+    public func summaryTotals(
+        locationID: Int64, source: String, variable: String, model: String?, from: Int64 = .min, to: Int64 = .max
+    ) throws -> [SummaryTotal] {
+        try db.rows(
+            Self.summaryTotalsSQL,
+            [.integer(locationID), .text(source), .text(variable), model.sqlValue, .integer(from), .integer(to)]
+        ) { row in
+            SummaryTotal(
+                model: row.string(0), leadFrom: row.int(1), leadTo: row.int(2), firstValid: row.int64(3),
+                lastValid: row.int64(4),
+                sums: SummarySums(values: (0..<SummarySums.columns.count).map { row.optionalDouble(5 + $0) }))
+        }
+    }
+
+    static let summaryFilter =
+        " FROM verification_summaries WHERE location_id = ?1 AND source = ?2 AND variable = ?3"
+        + " AND (?4 IS NULL OR model = ?4)"
+    static let summariesSQL =
+        "SELECT model, lead_from_h, lead_to_h, valid_date, valid_from, valid_to, first_valid_time, last_valid_time, "
+        + SummarySums.columns.map(\.name).joined(separator: ", ") + summaryFilter
+        + " AND (?5 IS NULL OR valid_from < ?5 AND valid_to > ?5 OR valid_from < ?6 AND valid_to > ?6)"
+    // SQL's sum() is what merging the rows one by one gives: NULL (a score absent) only when
+    // every row lacks the score, and the rows are added in key order either way.
+    static let summaryTotalsSQL =
+        "SELECT model, lead_from_h, lead_to_h, min(coalesce(first_valid_time, valid_from)), "
+        + "max(coalesce(last_valid_time, valid_to - 3600)), "
+        + SummarySums.columns.map { "sum(" + $0.name + ")" }.joined(separator: ", ") + summaryFilter
+        + " AND valid_from >= ?5 AND valid_to <= ?6 GROUP BY model, lead_from_h, lead_to_h"
+}
+
+/// The summed stored summaries of one model and lead bucket (`Store.summaryTotals`).
+public struct SummaryTotal: Sendable {
+    public var model: String
+    public var leadFrom: Int
+    public var leadTo: Int
+    /// The first and last valid hour among the pairs summed.
+    public var firstValid: Int64
+    public var lastValid: Int64
+    public var sums: SummarySums
 }
