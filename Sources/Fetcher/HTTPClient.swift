@@ -20,6 +20,12 @@
 //   retried at all. Waits go through an injectable sleeper, so tests count attempts, not seconds.
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -369,6 +375,31 @@ public final class HTTPClient: Sendable {
         return out
     }
 
+    /// Where `needle` first occurs in `haystack` at or after `start`. memchr and memcmp, not `Data.range(of:)`:
+    /// corelibs Foundation's search is byte by byte through NSData, and every answer (megabytes
+    /// for a batch of 100 locations) is searched twice.
+    static func firstRange(of needle: Data, in haystack: Data, from start: Data.Index? = nil) -> Range<Data.Index>? {
+        let start = start ?? haystack.startIndex
+        guard !needle.isEmpty, start <= haystack.endIndex else { return nil }
+        return haystack.withUnsafeBytes { (all: UnsafeRawBufferPointer) -> Range<Data.Index>? in
+            needle.withUnsafeBytes { (sought: UnsafeRawBufferPointer) -> Range<Data.Index>? in
+                guard let base = all.baseAddress, let key = sought.baseAddress else { return nil }
+                let first = Int32(sought[0])
+                var offset = start - haystack.startIndex
+                while all.count - offset >= sought.count,
+                    let hit = memchr(base + offset, first, all.count - offset - sought.count + 1)
+                {
+                    offset = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(hit, key, sought.count) == 0 {
+                        return haystack.startIndex + offset..<haystack.startIndex + offset + sought.count
+                    }
+                    offset += 1
+                }
+                return nil
+            }
+        }
+    }
+
     /// `body` with every occurrence of `secret` (as sent and percent-encoded) replaced by
     /// `[API key]`; the same bytes when it holds none (the usual case costs one search).
     static func removing(_ secret: String?, from body: Data) -> Data {
@@ -381,7 +412,7 @@ public final class HTTPClient: Sendable {
         let mask = Data("[API key]".utf8)
         for form in forms {
             var searchFrom = out.startIndex
-            while let range = out.range(of: form, in: searchFrom..<out.endIndex) {
+            while let range = firstRange(of: form, in: out, from: searchFrom) {
                 out.replaceSubrange(range, with: mask)
                 searchFrom = range.lowerBound + mask.count
             }
@@ -508,7 +539,7 @@ public final class HTTPClient: Sendable {
             return "expected JSON but got \(type)"
         }
         let marker = Data("Unexpected error while streaming data".utf8)
-        if let range = r.body.range(of: marker) {
+        if let range = firstRange(of: marker, in: r.body) {
             let text = String(decoding: r.body[range.lowerBound...].prefix(200), as: UTF8.self)
             return "the server failed while sending data (\(scrub(text)))"
         }
