@@ -485,7 +485,19 @@ struct JSONText {
             return String(i)
         }
         let scale = pow(10, Double(decimals))
-        var r = (v * scale).rounded() / scale
+        let scaled = (v * scale).rounded()
+        // The digits of the rounded value, written from the integer: what "%.Nf" prints for it,
+        // without Foundation's formatter (it was most of a batch answer's time, and the client
+        // spins while it waits).
+        if decimals <= 6, abs(scaled) < 1e15 {
+            let units = Int64(scaled)
+            let magnitude = units.magnitude
+            let divisor = UInt64(scale)
+            let fraction = String(magnitude % divisor)
+            return (units < 0 ? "-" : "") + String(magnitude / divisor) + "."
+                + String(repeating: "0", count: decimals - fraction.count) + fraction
+        }
+        var r = scaled / scale
         if r == 0 { r = 0 }  // turns -0.0 into 0.0
         return String(format: "%.\(decimals)f", r)
     }
