@@ -53,8 +53,9 @@ ALTER TABLE verification_summaries_0011 RENAME TO verification_summaries;
 -- Same-run recognition (Store.matchingRun) compares a response only with stored runs whose window
 -- starts or ends within a few days of its own; without these indexes it read every run of the
 -- location and model to find them (a one-location archive import spent a fifth of its time there).
-CREATE INDEX forecast_runs_by_window_start ON forecast_runs(location_id, model, first_valid_time);
-CREATE INDEX forecast_runs_by_window_end ON forecast_runs(location_id, model, last_valid_time);
+-- Each index holds both ends of the window, so the candidates are found from the index alone.
+CREATE INDEX forecast_runs_by_window_start ON forecast_runs(location_id, model, first_valid_time, last_valid_time);
+CREATE INDEX forecast_runs_by_window_end ON forecast_runs(location_id, model, last_valid_time, first_valid_time);
 
 -- The observation sources of a location and their hour counts (the default source's ranking, read
 -- by every query) come from this narrow index instead of every observation row.

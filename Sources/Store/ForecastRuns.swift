@@ -300,19 +300,25 @@ extension Store {
         // Only a response in ascending time order (as Open-Meteo writes them) is compared.
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
         else { return nil }
-        // Runs whose hours overlap the forecast's, newest first, each with its row at its first
-        // hour the forecast also has (if both have it): a different model run disagrees there, so
-        // most are turned away by the one query.
+        // Runs whose hours overlap the forecast's, each with its row at its first hour the forecast
+        // also has (if both have it): a different model run disagrees there, so most are turned
+        // away by this one query, read from the window indexes alone.
         let candidates = try db.rows(
             Self.candidateRunsSQL,
-            [
-                .integer(locationID), .text(forecast.model), .integer(last), .integer(first), modelRun.sqlValue,
-                .integer(Self.matchWindow)
-            ]
-        ) { row in
-            (id: row.int64(0), fetchedAt: row.int64(1), offset: row.int(2), disagrees: disagrees(forecast, row))
+            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), .integer(Self.matchWindow)]
+        ) { row in disagrees(forecast, row) ? nil : row.int64(0) }
+        // The few left: their details, newest first.
+        let details = try db.cachedStatement(Self.candidateDetailsSQL)
+        var agreeing: [(id: Int64, fetchedAt: Int64, offset: Int, issuedAt: Int64)] = []
+        for case let id? in candidates {
+            try details.bind([.integer(id), modelRun.sqlValue])
+            if let row = try details.step() {
+                agreeing.append((id: id, fetchedAt: row.int64(0), offset: row.int(1), issuedAt: row.int64(2)))
+            }
+            details.reset()
         }
-        for candidate in candidates where !candidate.disagrees {
+        agreeing.sort { ($0.issuedAt, $0.id) > ($1.issuedAt, $1.id) }
+        for candidate in agreeing {
             guard let shared = try sharedHours(forecast, runID: candidate.id),
                 shared >= min(24, times.count)
             else { continue }
@@ -329,26 +335,31 @@ extension Store {
         return nil
     }
 
-    /// The runs `matchingRun` compares (two index ranges, window start near ?4 and window end near
-    /// ?3, migration 0011, rather than a filter over every run of the location and model), each
+    /// The runs `matchingRun` compares: their ids from two ranges of the window indexes (start near
+    /// ?4, end near ?3; migration 0011), not a filter over every run of the location and model, each
     /// with its stored row at the forecast's first hour or its own, whichever is later.
     static let candidateRunsSQL = {
         let runs =
-            "SELECT id, fetched_at, utc_offset_seconds, issued_at, first_valid_time FROM forecast_runs "
-            + "WHERE location_id = ?1 AND model = ?2 AND pruned_at IS NULL AND first_valid_time <= ?3 "
-            + "AND last_valid_time >= ?4 AND (?5 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?5) AND "
-        return "SELECT r.id, r.fetched_at, r.utc_offset_seconds, h.valid_time, "
+            "SELECT id, first_valid_time FROM forecast_runs "
+            + "WHERE location_id = ?1 AND model = ?2 AND first_valid_time <= ?3 AND last_valid_time >= ?4 AND "
+        return "SELECT r.id, r.first_valid_time, h.valid_time, "
             + Variables.hourlyNames.map { "h." + $0 }.joined(separator: ", ")
-            + " FROM (" + runs + "first_valid_time BETWEEN ?4 - ?6 AND ?4 + ?6 UNION "
-            + runs + "last_valid_time BETWEEN ?3 - ?6 AND ?3 + ?6) r "
-            + "LEFT JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = max(r.first_valid_time, ?4) "
-            + "ORDER BY r.issued_at DESC, r.id DESC"
+            + " FROM (" + runs + "first_valid_time BETWEEN ?4 - ?5 AND ?4 + ?5 UNION ALL "
+            + runs
+            + "last_valid_time BETWEEN ?3 - ?5 AND ?3 + ?5 AND first_valid_time NOT BETWEEN ?4 - ?5 AND ?4 + ?5) r "
+            + "LEFT JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = max(r.first_valid_time, ?4)"
     }()
+    /// A candidate's details, when it is not pruned and was issued at the model run asked about
+    /// (or its issue time is only its first fetch).
+    static let candidateDetailsSQL = """
+        SELECT fetched_at, utc_offset_seconds, issued_at FROM forecast_runs
+        WHERE id = ?1 AND pruned_at IS NULL AND (?2 IS NULL OR issued_at_source = 'first_fetch' OR issued_at = ?2)
+        """
 
     /// Whether a candidate row of `candidateRunsSQL` holds a value the forecast has otherwise at
     /// the same hour (false when the row or the hour is missing: `sharedHours` decides then).
     func disagrees(_ forecast: ModelForecast, _ row: Row) -> Bool {
-        guard let time = row.optionalInt64(3) else { return false }
+        guard let time = row.optionalInt64(2) else { return false }
         let times = forecast.hourlyTimes
         var low = 0
         var high = times.count
@@ -357,7 +368,7 @@ extension Store {
             if times[middle] < time { low = middle + 1 } else { high = middle }
         }
         guard low < times.count, times[low] == time else { return false }
-        for (index, column) in forecast.hourly.enumerated() where (column?[low] ?? nil) != row.optionalDouble(index + 4)
+        for (index, column) in forecast.hourly.enumerated() where (column?[low] ?? nil) != row.optionalDouble(index + 3)
         {
             return true
         }
