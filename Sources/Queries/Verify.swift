@@ -305,7 +305,7 @@ public enum VerifyQuery {
             group.lastValidTime = max(group.lastValidTime, last)
             groups[key] = group
         }
-        // Whole days inside the range, added up by SQLite per model and lead bucket.
+        // Whole days inside the range, added up per model and lead bucket by the store.
         for total in try store.summaryTotals(
             locationID: location.id, source: source, variable: options.variable.name, model: options.model,
             from: lower, to: upper)

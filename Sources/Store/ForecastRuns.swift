@@ -308,14 +308,10 @@ extension Store {
             [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), .integer(Self.matchWindow)]
         ) { row in disagrees(forecast, row) ? nil : row.int64(0) }
         // The few left: their details, newest first.
-        let details = try db.cachedStatement(Self.candidateDetailsSQL)
-        var agreeing: [(id: Int64, fetchedAt: Int64, offset: Int, issuedAt: Int64)] = []
-        for case let id? in candidates {
-            try details.bind([.integer(id), modelRun.sqlValue])
-            if let row = try details.step() {
-                agreeing.append((id: id, fetchedAt: row.int64(0), offset: row.int(1), issuedAt: row.int64(2)))
+        var agreeing = try candidates.compactMap { $0 }.compactMap { id in
+            try db.firstRow(Self.candidateDetailsSQL, [.integer(id), modelRun.sqlValue]) {
+                (id: id, fetchedAt: $0.int64(0), offset: $0.int(1), issuedAt: $0.int64(2))
             }
-            details.reset()
         }
         agreeing.sort { ($0.issuedAt, $0.id) > ($1.issuedAt, $1.id) }
         for candidate in agreeing {

@@ -142,15 +142,15 @@ extension Store {
             .integer(locationID), .text(source), .text(variable), model.sqlValue, .integer(from), .integer(to)
         ])
         defer { statement.reset() }
-        var totals: [String: [Int: Total]] = [:]
         var order: [Total] = []
+        // The rows come model by model (ORDER BY model follows the key), so one model's buckets
+        // are looked up by lead alone.
         var lastModel = ""
         var byLead: [Int: Total] = [:]
         while let row = try statement.step() {
             let model = row.string(0)
             if model != lastModel {
-                totals[lastModel] = byLead
-                byLead = totals[model] ?? [:]
+                byLead = [:]
                 lastModel = model
             }
             let leadFrom = row.int(1)
@@ -187,7 +187,7 @@ extension Store {
     static let summaryRowsSQL =
         "SELECT model, lead_from_h, lead_to_h, coalesce(first_valid_time, valid_from), "
         + "coalesce(last_valid_time, valid_to - 3600), " + SummarySums.columns.map(\.name).joined(separator: ", ")
-        + summaryFilter + " AND valid_from >= ?5 AND valid_to <= ?6"
+        + summaryFilter + " AND valid_from >= ?5 AND valid_to <= ?6 ORDER BY model"
 }
 
 /// The summed stored summaries of one model and lead bucket (`Store.summaryTotals`).
