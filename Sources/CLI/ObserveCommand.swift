@@ -165,7 +165,7 @@ struct ObservationSourceOption {
     }
 
     func validate() throws {
-        guard !name.isEmpty, !["current", "analysis"].contains(name) else {
+        guard !name.isEmpty, !SourceNames.isReserved(name) else {
             throw UsageError("--source '\(name)' is reserved for observations wxdb makes itself; pick another name")
         }
     }
