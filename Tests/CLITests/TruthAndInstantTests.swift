@@ -176,6 +176,39 @@ struct WholeHourInstantTests {
         #expect(rows.allSatisfy { $0["mae"]?.numberValue.map { abs($0 - 0.5) < 1e-9 } == true })
     }
 
+    @Test("Home Assistant statistics on whole UTC hours pair with a +05:45 location's forecasts")
+    func homeAssistantAtKathmandu() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "27.7", "--lon", "85.3", "--timezone", "Asia/Kathmandu")
+                .code == 0)
+        let firstHour = Self.day - 5 * 3600
+        let response = MultiModelResponse(
+            latitude: 27.7, longitude: 85.3, offset: 20700, timezone: "Asia/Kathmandu", firstLabel: Self.day, hours: 24,
+            models: [("best_match", { 20 + Double($0) })])
+        let run = try box.write("run.json", response.json())
+        #expect(
+            await box.run("import", run, "--location", "Here", "--fetched-at", CivilTime.isoUTC(firstHour - 600)).code
+                == 0)
+        // Hourly means of the hours starting at 19:00Z...: each valid at the hour's end, 0.5 °C above the forecast there.
+        let path = box.folder.appendingPathComponent("home-assistant_v2.db").path
+        var rows: [Int64: Double?] = [:]
+        for hour in 0..<12 { rows[Int64(hour)] = 20.5 + Double(hour + 1) }
+        try HomeAssistantFixture.write(
+            path, start: firstHour, statistics: [.init(id: "sensor.outdoor", unit: "°C", mean: true, rows: rows)])
+        let imported = await box.run(
+            "observe", "import-home-assistant", path, "--location", "Here", "--sensor", "temperature_2m=sensor.outdoor")
+        #expect(imported.code == 0, "\(imported.stderrText)")
+        let result = await box.run(
+            "query", "verify", "--location", "Here", "--source", "home-assistant", "--format", "json")
+        // Before: exit 1, no pair (the forecast hours sat at 18:15Z, 19:15Z, ...).
+        #expect(result.code == 0, "\(result.stderrText)")
+        let (rows_, n, _) = try reportRows(result)
+        #expect(n == 12)
+        #expect(rows_.allSatisfy { $0["mae"]?.numberValue.map { abs($0 - 0.5) < 1e-9 } == true })
+    }
+
     @Test("`current` is a true instant, labelled with the actual offset")
     func currentInstant() throws {
         let body = """
