@@ -115,7 +115,8 @@ enum QueryTrend {
         report.meta = [
             ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
             ("source", .string(result.source)),
-            ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source))), ("model", .string(result.model)),
+            ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source))),
+            ("model", .string(result.model)),
             ("lead_h", Report.number(result.leadHours)),
             ("tolerance_h", Report.number(result.toleranceHours)), ("every", .string(result.every.rawValue)),
             ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)),

@@ -59,7 +59,9 @@ public enum SourceNames {
             return
                 "truth is analysis: model output (past hours of whichever model a fetch stored first, from before wxdb kept analysis per model), not measurements"
         }
-        if source == era5 { return "truth is era5: a reanalysis (model output fitted to observations), not measurements" }
+        if source == era5 {
+            return "truth is era5: a reanalysis (model output fitted to observations), not measurements"
+        }
         if source == current {
             return "truth is current: the first model's own current conditions (model output), not measurements"
         }

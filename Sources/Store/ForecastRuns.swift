@@ -111,8 +111,10 @@ extension Store {
                 for (_, (response, fetch)) in made {
                     for (source, hours) in analysisHours(response, fetch: fetch) {
                         let known = spans[source]
-                        spans[source] = min(known?.lowerBound ?? .max, hours.lowerBound)...max(
-                            known?.upperBound ?? .min, hours.upperBound)
+                        spans[source] =
+                            min(
+                                known?.lowerBound ?? .max, hours.lowerBound)...max(
+                                known?.upperBound ?? .min, hours.upperBound)
                     }
                 }
                 guard keepsSums, sumsKeptOutside.isEmpty, made.count > 1, !spans.isEmpty else {
@@ -120,7 +122,8 @@ extension Store {
                     continue
                 }
                 let kept = spans.sorted { $0.key < $1.key }.map {
-                    ObservationSpan(location: location.id, source: $0.key, from: $0.value.lowerBound, through: $0.value.upperBound)
+                    ObservationSpan(
+                        location: location.id, source: $0.key, from: $0.value.lowerBound, through: $0.value.upperBound)
                 }
                 func keep(_ index: Int) throws {
                     guard index < kept.count else {
@@ -131,7 +134,8 @@ extension Store {
                     }
                     let span = kept[index]
                     try keepingSums(
-                        .observations(location: span.location, source: span.source, from: span.from, through: span.through)
+                        .observations(
+                            location: span.location, source: span.source, from: span.from, through: span.through)
                     ) { try keep(index + 1) }
                 }
                 try keep(0)
@@ -619,7 +623,8 @@ extension Store {
             rows.isEmpty
             || sumsKeptOutside.contains {
                 $0.covers(
-                    location: locationID, source: source, from: rows.map(\.time).min()!, through: rows.map(\.time).max()!)
+                    location: locationID, source: source, from: rows.map(\.time).min()!,
+                    through: rows.map(\.time).max()!)
             }
         let changed =
             try keepsSums && !keptOutside

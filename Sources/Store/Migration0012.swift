@@ -51,14 +51,16 @@ extension Store {
         }
         let onlyModel = models.count == 1 ? models[0] : nil
         try db.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS analysis_models_0012 (recorded_at INTEGER PRIMARY KEY, model TEXT NOT NULL)")
+            "CREATE TEMP TABLE IF NOT EXISTS analysis_models_0012 (recorded_at INTEGER PRIMARY KEY, model TEXT NOT NULL)"
+        )
         try db.execute("DELETE FROM analysis_models_0012")
         let recorded = try db.rows(
             "SELECT DISTINCT recorded_at FROM observations WHERE location_id = ? AND source = 'analysis'", [id]
         ) { $0.int64(0) }
         for at in recorded {
             guard let model = firstModel[at] ?? onlyModel else { continue }
-            try db.run("INSERT INTO analysis_models_0012 (recorded_at, model) VALUES (?, ?)", [.integer(at), .text(model)])
+            try db.run(
+                "INSERT INTO analysis_models_0012 (recorded_at, model) VALUES (?, ?)", [.integer(at), .text(model)])
         }
         let mapped = try db.rows(
             """
@@ -94,7 +96,8 @@ extension Store {
                 """, [id])
             outcome.renamedAnalysisRows += db.changes
             outcome.unknownAnalysisRows += Int(
-                try db.scalarInt("SELECT count(*) FROM observations WHERE location_id = ? AND source = 'analysis'", [id])
+                try db.scalarInt(
+                    "SELECT count(*) FROM observations WHERE location_id = ? AND source = 'analysis'", [id])
                     ?? 0)
         }
 

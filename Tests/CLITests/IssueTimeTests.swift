@@ -57,7 +57,8 @@ struct IssueTimeTests {
             "icon_seamless")
         #expect(await scout.run("backfill", "--location", "Field", "--days", "1", "--every", "24").code == 0)
         let request = try #require(singleRunRequests(replay).last)
-        let (data, _) = try await URLSession.shared.data(from: try #require(URL(string: replay.server.baseURL + request)))
+        let (data, _) = try await URLSession.shared.data(
+            from: try #require(URL(string: replay.server.baseURL + request)))
         replay.server.resetLog()
         let path = try replay.box.write("saved-run.json", String(decoding: data, as: UTF8.self))
         let run = try #require(try Database(path: scout.db).scalarInt("SELECT issued_at FROM forecast_runs"))

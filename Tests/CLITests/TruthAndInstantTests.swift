@@ -103,9 +103,11 @@ struct OwnAnalysisTests {
         #expect(table.stdout.contains("MODEL OUTPUT, not measurements"), "\(table.stdout)")
     }
 
-    @Test("--model picks another model's analysis; asking for a model's own analysis finds no pairs", arguments: [
-        ("ecmwf_ifs025", "analysis:gfs_seamless", -1.5), ("gfs_seamless", "analysis:ecmwf_ifs025", 1.5)
-    ])
+    @Test(
+        "--model picks another model's analysis; asking for a model's own analysis finds no pairs",
+        arguments: [
+            ("ecmwf_ifs025", "analysis:gfs_seamless", -1.5), ("gfs_seamless", "analysis:ecmwf_ifs025", 1.5)
+        ])
     func otherModelsAnalysis(_ model: String, _ expectedSource: String, _ bias: Double) async throws {
         let box = try await setUp()
         defer { box.remove() }
