@@ -99,6 +99,30 @@ struct IssueTimeTests {
         #expect(again.stderrText.contains("1 already present"), "\(again.stderrText)")
     }
 
+    @Test("a run ingested without model metadata is recognised in the archive's answer and takes its time")
+    func backfillCorrectsIngestedRun() async throws {
+        let replay = try sandbox()
+        await addField(replay)
+        // No meta.json: the live run is measured from its fetch.
+        let meta = replay.box.environment["WXDB_META_URL"]
+        replay.box.environment["WXDB_META_URL"] = "http://127.0.0.1:9/data"
+        #expect(await replay.run("ingest").code == 0)
+        replay.box.environment["WXDB_META_URL"] = meta
+        let live = try runs(replay)
+        #expect(live.map(\.1) == ["first_fetch"] && live.first?.0 == Self.now, "\(live)")
+        let latest = Int64(replay.server.latestRun(model: "icon_seamless"))
+
+        let first = await replay.run("backfill", "--location", "Field", "--days", "1", "--every", "6")
+        #expect(first.code == 0, "\(first.stderrText)")
+        let after = try runs(replay)
+        // Before: the live run kept issued_at = its fetch, beside the archive's runs.
+        #expect(after.contains { $0 == (latest, "single_run") }, "\(after)")
+        #expect(!after.contains { $0.1 == "first_fetch" }, "\(after)")
+        replay.server.resetLog()
+        #expect(await replay.run("backfill", "--location", "Field", "--days", "1", "--every", "6").code == 0)
+        #expect(singleRunRequests(replay).isEmpty)
+    }
+
     @Test("import --issued-at gives the run its initialisation time, also to a run imported before")
     func importIssuedAt() async throws {
         let replay = try sandbox()
