@@ -117,6 +117,14 @@ public enum ObservationSources {
             return requested
         }
         guard let best = sources.first else {
+            guard stored.isEmpty else {
+                throw QueryError.noPairs(
+                    location: location.name, variable: pairing?.variable.name ?? "forecast",
+                    source: stored.joined(separator: ", "),
+                    detail:
+                        "those are the analyses of the models asked about, and a model is not scored against its own output"
+                )
+            }
             throw QueryError.noObservations(location: location.name, source: nil, available: stored)
         }
         if let pairing {

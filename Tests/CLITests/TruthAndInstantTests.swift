@@ -99,6 +99,11 @@ struct OwnAnalysisTests {
         #expect(
             object["notes"]?.arrayValue?.first?.stringValue?.contains("model output") == true, "\(result.stdout)")
 
+        // Compare has no truth but the two models' own analyses: it says so, it does not score either against itself.
+        let compare = await box.run("query", "compare", "--location", "Here", "--models", "ecmwf_ifs025,gfs_seamless")
+        #expect(compare.code == 1)
+        #expect(compare.stderrText.contains("not scored against its own output"), "\(compare.stderrText)")
+
         let table = await box.run("query", "verify", "--location", "Here", "--by", "model")
         #expect(table.stdout.contains("MODEL OUTPUT, not measurements"), "\(table.stdout)")
     }
