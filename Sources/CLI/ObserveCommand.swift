@@ -7,7 +7,10 @@ enum ObserveCommand {
     static var command: Command {
         Command(
             name: "observe", abstract: "Store observed weather to judge forecasts against.",
-            subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
+            subcommands: [
+                importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant,
+                ObserveStationCommands.isd, ObserveStationCommands.metar, ObserveStationCommands.meteostat, backfill
+            ])
     }
 
     struct ImportOptions: CommandOptions {
