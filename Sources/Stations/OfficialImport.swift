@@ -261,7 +261,7 @@ enum Plausible {
             default: continue
             }
             guard value.isFinite, range.contains(value) else {
-                let shown = (value * 10).rounded() / 10
+                let shown = (value * 100).rounded() / 100
                 throw StationFormatError(
                     "\(variable.name) of \(shown) \(unit) is impossible (expected \(range.lowerBound) to \(range.upperBound) \(unit)); the file is damaged or not in the units it claims",
                     line: report.line)
