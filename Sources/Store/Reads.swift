@@ -55,13 +55,16 @@ extension Store {
         }
     }
 
-    /// The location's observation sources, best first: any imported source (a station CSV) before
-    /// `era5`, before `analysis`, before `current`; imported sources with more hours first.
+    /// The location's observation sources, best first: any imported source (a station CSV, an
+    /// official station's `metar:`, `isd:`, `ghcnh:` or `meteostat:` source) before `era5`, before
+    /// `analysis`, before `current`; imported sources with more hours first.
     public func observationSources(locationID: Int64) throws -> [String] {
         try db.rows(
             """
             SELECT source FROM observations WHERE location_id = ? GROUP BY source
-            ORDER BY CASE source WHEN 'era5' THEN 1 WHEN 'analysis' THEN 2 WHEN 'current' THEN 3 ELSE 0 END,
+            ORDER BY CASE WHEN source GLOB 'metar:*' OR source GLOB 'isd:*' OR source GLOB 'ghcnh:*'
+                               OR source GLOB 'meteostat:*' THEN 0 ELSE
+                     CASE source WHEN 'era5' THEN 1 WHEN 'analysis' THEN 2 WHEN 'current' THEN 3 ELSE 0 END END,
                      count(*) DESC, source
             """, [.integer(locationID)]
         ) { $0.string(0) }
