@@ -29,11 +29,11 @@ public enum ISD {
         reports.reserveCapacity(9000)
         var lineNumber = 0
         var fields = [Int](repeating: 0, count: 12)
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.byteLines() {
             lineNumber += 1
             var count = 0
             var ok = true
-            for token in line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }) {
+            for token in line.byteWords() {
                 guard count < 12, let value = Int(token) else {
                     ok = false
                     break
@@ -109,9 +109,9 @@ public enum ISD {
     /// specials; a `T` measurement code on precipitation is a trace.
     public static func readGHCNh(_ data: Data, into result: inout OfficialImport) throws -> [StationReport] {
         let text = String(decoding: data, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).makeIterator()
+        var lines = text.byteLines().makeIterator()
         guard let headerLine = lines.next() else { throw StationFormatError("the GHCNh file is empty") }
-        let header = headerLine.split(separator: "|", omittingEmptySubsequences: false).map {
+        let header = headerLine.byteFields(124).map {
             $0.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         func column(_ name: String) -> Int? { header.firstIndex { $0.lowercased() == name.lowercased() } }
@@ -143,7 +143,7 @@ public enum ISD {
         while let line = lines.next() {
             lineNumber += 1
             if line.allSatisfy({ $0.isWhitespace }) { continue }
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false)
+            let cells = line.byteFields(124)
             guard cells.count >= header.count - 1 else {
                 throw StationFormatError(
                     "\(cells.count) fields where the header has \(header.count); the line is cut off", line: lineNumber)
@@ -209,7 +209,11 @@ public enum ISD {
 
     /// `YYYY-MM-DDTHH:MM[:SS]` (a space for the T too) as UTC seconds.
     static func isoMinute(_ text: Substring) -> Int64? {
-        let u = Array(text.utf8)
+        var copy = text
+        return copy.withUTF8 { isoMinute(bytes: $0) }
+    }
+
+    static func isoMinute(bytes u: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard u.count >= 16 else { return nil }
         func num(_ a: Int, _ b: Int) -> Int? {
             var v = 0

@@ -37,6 +37,7 @@ public enum METAR {
         var columns: [String: Int] = [:]
         var lineNumber = 0
         var stations = Set<String>()
+        var lastStation: Substring = ""
         var utcZone = timezone == "UTC" || timezone == "Etc/UTC"
         if !utcZone && TimeZone(identifier: timezone) == nil { utcZone = true }
         var picks:
@@ -45,11 +46,11 @@ public enum METAR {
                 speed: (Int, Double)?, gust: (Int, Double)?, precipitation: (Int, Double)?, pressure: Int?, kind: Int?,
                 metar: Int?, lat: Int?, lon: Int?, elevation: Int?
             )!
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.byteLines() {
             lineNumber += 1
             let line = line.hasSuffix("\r") ? line.dropLast() : line
             if line.hasPrefix("#") || line.allSatisfy(\.isWhitespace) { continue }
-            let cells = line.split(separator: ",", omittingEmptySubsequences: false)
+            let cells = line.byteFields(44)
             guard let header else {
                 let names = cells.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
                 for (i, name) in names.enumerated() where columns[name] == nil { columns[name] = i }
@@ -88,9 +89,13 @@ public enum METAR {
                 throw StationFormatError(
                     "\(cells.count) fields where the header has \(header.count); the line is cut off", line: lineNumber)
             }
-            let station = String(cells[picks.station])
-            if let wanted, station.uppercased() != wanted.uppercased() { continue }
-            stations.insert(station)
+            let stationCell = cells[picks.station]
+            if stationCell != lastStation {
+                let station = String(stationCell)
+                if let wanted, station.uppercased() != wanted.uppercased() { continue }
+                stations.insert(station)
+                lastStation = stationCell
+            }
             guard let wall = ISD.isoMinute(cells[picks.valid]) else {
                 throw StationFormatError(
                     "valid \"\(cells[picks.valid])\" is not a time like 2024-01-31 13:53", line: lineNumber)
@@ -109,9 +114,9 @@ public enum METAR {
             }
             var kind = ReportKind.routine
             if let k = picks.kind {
-                switch cells[k].lowercased() {
-                case "1", "hfmetar": kind = .highFrequency
-                case "4", "special", "speci": kind = .special
+                switch cells[k] {
+                case "1", "HFMETAR", "hfmetar": kind = .highFrequency
+                case "4", "SPECI", "special", "speci": kind = .special
                 default: break
                 }
             } else if let m = picks.metar, cells[m].hasPrefix("SPECI") {
@@ -199,9 +204,9 @@ public enum METAR {
             Slot.temperature, Slot.dewPoint, Slot.precipitation, Slot.pressure, Slot.windSpeed, Slot.windDirection,
             Slot.gusts
         ].sorted()
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in text.byteLines() {
             lineNumber += 1
-            var tokens = rawLine.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            var tokens = rawLine.byteWords()
             if tokens.isEmpty { continue }
             if tokens.count == 2, tokens[0].count == 10, tokens[0].dropFirst(4).first == "/",
                 let y = Int(tokens[0].prefix(4)), let m = Int(tokens[0].dropFirst(5).prefix(2))

@@ -38,7 +38,7 @@ public enum Meteostat {
         _ data: Data, includeModel: Bool, now: Int64, into result: inout OfficialImport
     ) throws -> [StationReport] {
         let text = String(decoding: data, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var lines = text.byteLines()
         while let last = lines.last, last.allSatisfy(\.isWhitespace) { lines.removeLast() }
         guard let first = lines.first else { throw StationFormatError("the file is empty; nothing was stored") }
         let firstCells = cellsOf(first)
@@ -152,7 +152,7 @@ public enum Meteostat {
 
     static func cellsOf(_ line: Substring) -> [Substring] {
         let line = line.hasSuffix("\r") ? line.dropLast() : line
-        return line.split(separator: ",", omittingEmptySubsequences: false).map {
+        return line.byteFields(44).map {
             $0.hasPrefix("\"") && $0.hasSuffix("\"") && $0.count >= 2 ? $0.dropFirst().dropLast() : $0
         }
     }

@@ -244,26 +244,27 @@ public enum HourRule {
 
 /// Physical limits a reading must be within; anything outside is a broken file, not weather.
 enum Plausible {
+    /// Per hourly variable slot: the range and unit, nil where wxdb does not check.
+    static let limits: [(range: ClosedRange<Double>, unit: String)?] = Variables.hourly.map { variable in
+        switch variable.name {
+        case "temperature_2m": return (-90...60, "°C")
+        case "dew_point_2m": return (-100...40, "°C")
+        case "relative_humidity_2m": return (0...100.5, "%")
+        case "precipitation": return (0...400, "mm")
+        case "pressure_msl": return (850...1090, "hPa")
+        case "wind_speed_10m", "wind_gusts_10m": return (0...450, "km/h")
+        case "wind_direction_10m": return (0...360, "°")
+        default: return nil
+        }
+    }
+
     static func check(_ report: StationReport) throws {
-        for (index, value) in report.values.enumerated() {
-            guard let value else { continue }
-            let variable = Variables.hourly[index]
-            let range: ClosedRange<Double>
-            let unit: String
-            switch variable.name {
-            case "temperature_2m": (range, unit) = (-90...60, "°C")
-            case "dew_point_2m": (range, unit) = (-100...40, "°C")
-            case "relative_humidity_2m": (range, unit) = (0...100.5, "%")
-            case "precipitation": (range, unit) = (0...400, "mm")
-            case "pressure_msl": (range, unit) = (850...1090, "hPa")
-            case "wind_speed_10m", "wind_gusts_10m": (range, unit) = (0...450, "km/h")
-            case "wind_direction_10m": (range, unit) = (0...360, "°")
-            default: continue
-            }
+        for index in report.values.indices {
+            guard let value = report.values[index], let (range, unit) = limits[index] else { continue }
             guard value.isFinite, range.contains(value) else {
                 let shown = (value * 100).rounded() / 100
                 throw StationFormatError(
-                    "\(variable.name) of \(shown) \(unit) is impossible (expected \(range.lowerBound) to \(range.upperBound) \(unit)); the file is damaged or not in the units it claims",
+                    "\(Variables.hourly[index].name) of \(shown) \(unit) is impossible (expected \(range.lowerBound) to \(range.upperBound) \(unit)); the file is damaged or not in the units it claims",
                     line: report.line)
             }
         }
@@ -291,4 +292,24 @@ enum Slot {
     static let windSpeed = Variables.hourlyIndex(of: "wind_speed_10m")!
     static let windDirection = Variables.hourlyIndex(of: "wind_direction_10m")!
     static let gusts = Variables.hourlyIndex(of: "wind_gusts_10m")!
+}
+
+extension String {
+    /// Lines split on the newline byte: splitting by `Character` (grapheme clusters) cost most of
+    /// a year of high-frequency reports' import.
+    func byteLines() -> [Substring] {
+        utf8.split(separator: 10, omittingEmptySubsequences: false).map { Substring($0) }
+    }
+}
+
+extension Substring {
+    /// Fields split on one ASCII byte, empty fields kept.
+    func byteFields(_ separator: UInt8) -> [Substring] {
+        utf8.split(separator: separator, omittingEmptySubsequences: false).map { Substring($0) }
+    }
+
+    /// Words split on spaces, tabs and carriage returns.
+    func byteWords() -> [Substring] {
+        utf8.split(whereSeparator: { $0 == 32 || $0 == 9 || $0 == 13 }).map { Substring($0) }
+    }
 }
