@@ -9,7 +9,8 @@ enum ObserveCommand {
             name: "observe", abstract: "Store observed weather to judge forecasts against.",
             subcommands: [
                 importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant,
-                ObserveStationCommands.isd, ObserveStationCommands.metar, ObserveStationCommands.meteostat, backfill
+                ObserveStationCommands.isd, ObserveStationCommands.metar, ObserveStationCommands.meteostat,
+                ObserveStationFetch.stations, ObserveStationFetch.fetch, backfill
             ])
     }
 
