@@ -38,6 +38,7 @@ public enum METAR {
         var lineNumber = 0
         var stations = Set<String>()
         var lastStation: Substring = ""
+        var lastTime: Int64? = nil
         var utcZone = timezone == "UTC" || timezone == "Etc/UTC"
         if !utcZone && TimeZone(identifier: timezone) == nil { utcZone = true }
         var picks:
@@ -92,7 +93,12 @@ public enum METAR {
             let stationCell = cells[picks.station]
             if stationCell != lastStation {
                 let station = String(stationCell)
-                if let wanted, station.uppercased() != wanted.uppercased() { continue }
+                // IEM drops the K of US airports: --station KDSM picks DSM's rows.
+                if let wanted, station.uppercased() != wanted.uppercased(),
+                    "K" + station.uppercased() != wanted.uppercased()
+                {
+                    continue
+                }
                 stations.insert(station)
                 lastStation = stationCell
             }
@@ -104,14 +110,24 @@ public enum METAR {
             if utcZone {
                 time = wall
             } else {
-                // A wall time the clocks skip cannot be a report's; one they repeat takes the first.
+                // A wall time the clocks skip cannot be a report's. One they repeat (the autumn hour) is
+                // the first instance until the file has passed it, then the second: asos.py lists reports in
+                // time order, so the repeated hour's second pass follows its first.
                 guard let instant = ZoneTime.existingInstant(ofWall: wall, timezone: timezone) else {
                     throw StationFormatError(
                         "valid \(cells[picks.valid]) does not exist in \(timezone) (the clocks skip it); was the file asked for in another tz?",
                         line: lineNumber)
                 }
-                time = instant
+                let later = instant + 3600
+                if let previous = lastTime, previous >= instant,
+                    later + Int64(ZoneTime.offset(at: later, timezone: timezone)) == wall
+                {
+                    time = later
+                } else {
+                    time = instant
+                }
             }
+            lastTime = time
             var kind = ReportKind.routine
             if let k = picks.kind {
                 switch cells[k] {

@@ -161,18 +161,22 @@ struct OfficialStationTests {
         #expect(text.stderrText.contains("1 not the whole hour"), "\(text.stderrText)")
 
         // The location is on Pacific time, the file was asked for in Chicago time (tz=America/Chicago), over
-        // the autumn change: 01:53 CDT = 06:53 UTC, 01:53 CST = 07:53 UTC ... the repeated wall hour reads as
-        // its first instance, so the file must be asked for in UTC to keep both; wxdb says which it read.
+        // the autumn change: 01:53 comes twice that night, first CDT (06:53 UTC), then CST (07:53 UTC).
         let csv = box.folder.appendingPathComponent("asos.csv").path
         try """
         station,valid,lon,lat,elevation,tmpf,dwpf,sknt,drct,p01i
         ORD,2024-11-02 23:53,-87.9336,41.9602,201.0,50.00,41.00,10.00,180.00,0.00
         ORD,2024-11-03 00:53,-87.9336,41.9602,201.0,48.20,41.00,0.00,0.00,0.01
+        ORD,2024-11-03 01:53,-87.9336,41.9602,201.0,46.40,41.00,5.00,90.00,0.02
+        ORD,2024-11-03 01:53,-87.9336,41.9602,201.0,44.60,41.00,5.00,90.00,0.03
+        ORD,2024-11-03 02:53,-87.9336,41.9602,201.0,42.80,41.00,5.00,90.00,T
         """.write(toFile: csv, atomically: true, encoding: .utf8)
         let iem = await box.run(
-            "observe", "import-metar", csv, "--location", "Bremerton", "--timezone", "America/Chicago")
+            "observe", "import-metar", csv, "--location", "Bremerton", "--timezone", "America/Chicago", "--station",
+            "KORD")
         #expect(iem.code == 0, "\(iem.stderrText)")
-        let stored = try storedObservations(box.db, source: "metar:ORD")
+        #expect(try storedObservations(box.db, source: "metar:ORD").isEmpty)
+        let stored = try storedObservations(box.db, source: "metar:KORD")
         // 23:53 CDT = 04:53 UTC → hour 05:00 UTC; 50 °F = 10 °C; 41 °F = 5 °C; 10 kt = 18.52 km/h.
         #expect(
             stored[utc(2024, 11, 3, 5)] == [
@@ -183,8 +187,17 @@ struct OfficialStationTests {
             stored[utc(2024, 11, 3, 6)] == [
                 "temperature_2m": 9, "dew_point_2m": 5, "wind_speed_10m": 0, "precipitation": 0.25
             ])
+        // The repeated 01:53: 06:53 UTC (46.4 °F = 8 °C) → 07:00, then 07:53 UTC (44.6 °F = 7 °C) → 08:00;
+        // 02:53 CST = 08:53 UTC → 09:00 with a trace.
+        #expect(stored[utc(2024, 11, 3, 7)]?["temperature_2m"] == 8)
+        #expect(stored[utc(2024, 11, 3, 7)]?["precipitation"] == 0.51)
+        #expect(stored[utc(2024, 11, 3, 8)]?["temperature_2m"] == 7)
+        #expect(stored[utc(2024, 11, 3, 8)]?["precipitation"] == 0.76)
+        #expect(stored[utc(2024, 11, 3, 9)]?["temperature_2m"] == 6)
+        #expect(stored[utc(2024, 11, 3, 9)]?["precipitation"] == 0)
+        #expect(stored.count == 5)
         // Chicago is ~2,800 km from Bremerton: accepted, with a warning naming both places.
-        #expect(iem.stderrText.contains("Warning: station ORD (41.9602, -87.9336, 201 m)"), "\(iem.stderrText)")
+        #expect(iem.stderrText.contains("Warning: station KORD (41.9602, -87.9336, 201 m)"), "\(iem.stderrText)")
         #expect(iem.stderrText.contains("from Bremerton (47.4900, -122.7600"), "\(iem.stderrText)")
     }
 
