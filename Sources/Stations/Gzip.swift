@@ -52,7 +52,7 @@ public enum Gzip {
         }
         guard finished else {
             throw StationFormatError(
-                "the gzip file is truncated (it ends before its last block); download it again. Nothing was stored")
+                "the gzip file is truncated (it ends before its last block); download it again")
         }
         return output
     }
