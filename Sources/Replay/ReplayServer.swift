@@ -447,6 +447,9 @@ public final class ReplayServer: @unchecked Sendable {
             if comps.count == 4, comps[0] == "data", comps[2] == "static", comps[3] == "meta.json" {
                 return meta(model: String(comps[1]))
             }
+            if let station = StationArchives.answer(path: path, query: { query[$0] }) {
+                return Response(status: station.status, contentType: station.contentType, body: station.body)
+            }
             return Response(status: 404, body: Self.errorBody("Not found"))
         }
     }

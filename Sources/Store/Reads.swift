@@ -55,9 +55,10 @@ extension Store {
         }
     }
 
-    /// The location's observation sources, best first: measurements (any imported source, a station
-    /// file) before model output: `era5`, then the models' analyses (`analysis:<model>`), then
-    /// `current`; within each, sources with more hours first.
+    /// The location's observation sources, best first: measurements (any imported source: a station
+    /// file, an official station's `metar:`, `isd:`, `ghcnh:` or `meteostat:` source) before model
+    /// output: `era5`, then the models' analyses (`analysis:<model>`), then `current`; within each,
+    /// sources with more hours first.
     public func observationSources(locationID: Int64) throws -> [String] {
         try db.rows(
             """
