@@ -70,6 +70,7 @@ enum ImportCommand {
             )
         }
         let model = args.model
+        var outOfRange = RangeFilter()
 
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
@@ -94,6 +95,7 @@ enum ImportCommand {
                         "\(path): \(problem). Nothing was imported; check --location, or pass --force to store it anyway"
                     )
                 }
+                outOfRange.merge(RangeFilter(refused: response.outOfRange))
                 return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
             },
             stored: { path, outcomes in
@@ -115,6 +117,6 @@ enum ImportCommand {
         if !continued.isEmpty {
             line += ", \(continued.count) run(s) continued (+\(continued.map(\.addedHours).reduce(0, +)) hours)"
         }
-        context.note(line + ", \(repeated) repeated")
+        context.note(line + ", \(repeated) repeated" + (outOfRange.note.map { "; " + $0 } ?? ""))
     }
 }

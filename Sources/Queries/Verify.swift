@@ -246,6 +246,11 @@ public enum VerifyQuery {
         variable: Variable, units: UnitSystem, threshold: Double
     ) {
         let quantity = variable.quantity
+        // As `SummarySums.add`: a value no weather can have is no pair.
+        guard PhysicalRange.contains(rawForecast, variable),
+            PhysicalRange.contains(rawObserved, variable.observedVariable)
+        else { return }
+        let rawReference = rawReference.flatMap { PhysicalRange.check($0, variable) }
         if variable.isProbability {
             let occurred = rawObserved >= threshold
             group.sums.continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
@@ -329,9 +334,17 @@ public enum VerifyQuery {
             }
         }
         var cut = CutDays()
+        // The stored pairs' sums are on the location's days in its zone now (changing the zone
+        // moves them); what pruned runs left may be on the days of a zone it had before. So the
+        // hours scored from the pairs are those whose day in today's zone the range cuts, however
+        // the kept rows' days fall: a row of an older zone's day cut by the range holds none of
+        // the stored pairs, and reading its own span from the pairs counted them twice.
+        let partial = Self.partialDays(lower: lower, upper: upper, timezone: location.timezone)
+        cut.intervals = partial.filter { part in
+            cutSpans.keys.contains { $0[0] < part.end && $0[1] > part.start }
+        }
+        cut.days = cut.intervals.count
         for (span, rows) in cutSpans.sorted(by: { $0.key[0] < $1.key[0] }) {
-            cut.days += 1
-            cut.intervals.append((max(span[0], lower), min(span[1], upper)))
             guard
                 try store.prunedRuns(validBetween: span[0], and: span[1], locationID: location.id, model: options.model)
                     > 0
@@ -350,6 +363,28 @@ public enum VerifyQuery {
             if rows.contains(where: { $0.value > stored[$0.key, default: 0] }) { cut.prunedDays += 1 }
         }
         return cut
+    }
+
+    /// The parts of `[lower, upper)` that cover only part of a local day in `timezone` (at most
+    /// two: the first day's and the last day's, one when the range lies inside a single day).
+    static func partialDays(lower: Int64, upper: Int64, timezone: String) -> [(start: Int64, end: Int64)] {
+        guard lower < upper else { return [] }
+        func span(_ instant: Int64) -> (start: Int64, end: Int64) {
+            let hour = instant - ((instant % 3600) + 3600) % 3600
+            return ZoneTime.span(ofDate: ZoneTime.date(of: instant, timezone: timezone), timezone: timezone)
+                ?? (hour, hour + 3600)
+        }
+        var parts: [(start: Int64, end: Int64)] = []
+        if lower > Int64.min {
+            let first = span(lower)
+            if first.start < lower { parts.append((lower, min(first.end, upper))) }
+        }
+        if upper < Int64.max {
+            let last = span(upper - 1)
+            let start = max(last.start, lower)
+            if last.end > upper && parts.last?.start != start { parts.append((start, upper)) }
+        }
+        return parts
     }
 
     /// The `[from, to)` lead range a lead falls in; nil for negative leads and leads of 384 h or more.

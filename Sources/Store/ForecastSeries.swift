@@ -11,8 +11,9 @@ public struct ForecastValue: Sendable, Equatable {
 
 extension Store {
     /// Streams the non-null forecasts of `model` for one hourly variable whose lead in hours lies in
-    /// `[leadFrom, leadTo]` and whose valid time is in `[from, to)`, ordered by valid time and issue
-    /// time: for each target hour, what successive runs said about it.
+    /// `[leadFrom, leadTo)` (half-open like verify's lead buckets, so lead days side by side share no
+    /// lead; `leadFrom == leadTo` is that one lead) and whose valid time is in `[from, to)`, ordered
+    /// by valid time and issue time: for each target hour, what successive runs said about it.
     public func forEachForecastSequence(
         locationID: Int64, model: String, variable: String, leadFromHours: Double, leadToHours: Double,
         from: Int64?, to: Int64?, _ visit: (ForecastValue) throws -> Void
@@ -25,7 +26,7 @@ extension Store {
             CROSS JOIN hourly_forecasts h ON h.run_id = r.id
             WHERE r.location_id = ? AND r.model = ?
               AND h.valid_time >= ? AND h.valid_time < ?
-              AND h.valid_time - r.issued_at >= ? AND h.valid_time - r.issued_at <= ?
+              AND h.valid_time - r.issued_at >= ?5 AND (h.valid_time - r.issued_at < ?6 OR h.valid_time - r.issued_at = ?5)
               AND h.\(column) IS NOT NULL
             ORDER BY h.valid_time, r.issued_at
             """)

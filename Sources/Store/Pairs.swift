@@ -22,6 +22,13 @@ public struct PairFilter: Sendable {
 }
 
 extension Store {
+    /// An SQL condition: `column` holds a value `variable` can have (`PhysicalRange`), so a value
+    /// stored before the doors refused it is not scored. Implies NOT NULL.
+    static func possible(_ column: String, _ variable: Variable) -> String {
+        guard let range = PhysicalRange.range(of: variable) else { return "\(column) IS NOT NULL" }
+        return "\(column) BETWEEN \(range.lowerBound) AND \(range.upperBound)"
+    }
+
     /// Streams every pair of `forecast` with the observation of `observed` at its valid time (they
     /// differ for a probability scored against another variable's event). Columns: 0 model,
     /// 1 issued_at, 2 valid_time, 3 forecast, 4 observed. The persistence reference of each issue
@@ -37,7 +44,8 @@ extension Store {
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
-              AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
+              AND \(Self.possible("p.forecast_\(forecastColumn)", forecast))
+              AND \(Self.possible("p.observed_\(observedColumn)", observed))
             """
         let statement = try db.cachedStatement(sql)
         try statement.bind([
@@ -65,7 +73,7 @@ extension Store {
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND p.valid_time - p.issued_at BETWEEN ? AND ? AND p.valid_time - p.issued_at < ?
-              AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
+              AND \(Self.possible("p.forecast_\(column)", variable)) AND \(Self.possible("p.observed_\(column)", variable))
             ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
             """,
             [
