@@ -531,6 +531,16 @@ public enum ForecastDecoder {
                 throw DecodeError.badValue(section: field, variable: key, index: 0, found: value.typeName)
             }
         }
+        // `current` values are sums or maxima over the `interval` before `time` (900 s: a quarter
+        // of an hour). Observations pair with hourly forecasts, whose precipitation is the hour's
+        // sum: a quarter-hour's sum beside it reads as a dry bias, and one value cannot be turned
+        // into the hour's, so precipitation is kept only from an hourly `current`.
+        if let interval = block["interval"]?.numberValue, interval != 3600,
+            let precipitation = Variables.hourlyIndex(of: "precipitation"), values[precipitation] != nil
+        {
+            values[precipitation] = nil
+            any = values.contains { $0 != nil }
+        }
         return any ? CurrentConditions(time: time, values: values) : nil
     }
 }

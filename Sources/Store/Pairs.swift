@@ -22,11 +22,12 @@ public struct PairFilter: Sendable {
 }
 
 extension Store {
-    /// An SQL condition: `column` holds a value `variable` can have (`PhysicalRange`), so a value
-    /// stored before the doors refused it is not scored. Implies NOT NULL.
-    static func possible(_ column: String, _ variable: Variable) -> String {
-        guard let range = PhysicalRange.range(of: variable) else { return "\(column) IS NOT NULL" }
-        return "\(column) BETWEEN \(range.lowerBound) AND \(range.upperBound)"
+    /// The bounds of `variable`'s `PhysicalRange` as two bound values, for `BETWEEN ? AND ?`: a value
+    /// stored before the doors refused it is not scored.
+    static func possible(_ variable: Variable) -> [SQLValue] {
+        let range =
+            PhysicalRange.range(of: variable) ?? -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        return [.real(range.lowerBound), .real(range.upperBound)]
     }
 
     /// Streams every pair of `forecast` with the observation of `observed` at its valid time (they
@@ -44,15 +45,15 @@ extension Store {
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
-              AND \(Self.possible("p.forecast_\(forecastColumn)", forecast))
-              AND \(Self.possible("p.observed_\(observedColumn)", observed))
+              AND p.forecast_\(forecastColumn) BETWEEN ?7 AND ?8 AND p.observed_\(observedColumn) BETWEEN ?9 AND ?10
             """
         let statement = try db.cachedStatement(sql)
-        try statement.bind([
-            .integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min),
-            .integer(filter.to ?? .max),
-            filter.model.sqlValue, filter.model.sqlValue
-        ])
+        try statement.bind(
+            [
+                .integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min),
+                .integer(filter.to ?? .max),
+                filter.model.sqlValue, filter.model.sqlValue
+            ] + Self.possible(forecast) + Self.possible(observed))
         defer { statement.reset() }
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
@@ -73,14 +74,14 @@ extension Store {
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND p.valid_time - p.issued_at BETWEEN ? AND ? AND p.valid_time - p.issued_at < ?
-              AND \(Self.possible("p.forecast_\(column)", variable)) AND \(Self.possible("p.observed_\(column)", variable))
-            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
+              AND p.forecast_\(column) BETWEEN ?10 AND ?11 AND p.observed_\(column) BETWEEN ?10 AND ?11
+            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?9), p.issued_at, p.run_id
             """,
             [
                 .integer(filter.locationID), .text(filter.source), .text(model), .integer(filter.from ?? .min),
                 .integer(filter.to ?? .max),
                 .real(minLead), .real(maxLead), .integer(LeadRule.maxSeconds), .real(targetLead)
-            ]
+            ] + Self.possible(variable)
         ) {
             (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4))
         }

@@ -112,4 +112,68 @@ struct ScoreEdgeTests {
         #expect(near(row["median"]?.numberValue, 2, 1e-12))
         #expect(near(row["p90"]?.numberValue, 3.6, 1e-12))
     }
+
+    @Test(
+        "a `current` block's precipitation is stored only when it is an hour's sum, not a quarter-hour's",
+        arguments: [(900, nil), (3600, 0.3)] as [(Int, Double?)])
+    func currentInterval(_ interval: Int, _ stored: Double?) async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let noon = utcMidnight(2026, 7, 20) + 12 * 3600
+        let hours = (0..<3).map { noon + Int64($0) * 3600 }
+        let json = """
+            {"latitude":52.5,"longitude":13.4,"elevation":40,"utc_offset_seconds":0,"timezone":"GMT",
+             "current_units":{"time":"unixtime","interval":"seconds","temperature_2m":"°C","precipitation":"mm"},
+             "current":{"time":\(noon),"interval":\(interval),"temperature_2m":20,"precipitation":0.3},
+             "hourly_units":{"time":"unixtime","temperature_2m":"°C","precipitation":"mm"},
+             "hourly":{"time":[\(hours.map(String.init).joined(separator: ","))],"temperature_2m":[20,21,22],
+                       "precipitation":[1.2,0,0]}}
+            """
+        let path = try box.write("run.json", json)
+        let result = await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(noon))
+        #expect(result.code == 0, "\(result.stderrText)")
+        let current = try storedObservations(box.db, source: "current")
+        #expect(current[noon]?["temperature_2m"] == 20)
+        #expect(current[noon]?["precipitation"] == stored)
+    }
+
+    @Test("report on a pruned database says on the reliability chart that pruned runs are not in its bins")
+    func reliabilityPopulation() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let d = Self.day
+        var csv = "time,precipitation\n"
+        for k in 0..<72 { csv += "\(CivilTime.isoUTC(d + Int64(k) * 3600)),\(k % 3 == 0 ? 1.5 : 0)\n" }
+        let station = try box.write("station.csv", csv)
+        #expect(await box.run("observe", "import", station, "--location", "Here", "--source", "station").code == 0)
+        func run(_ issued: Int64, shift: Int) -> String {
+            let hours = (0..<48).map { issued + Int64($0) * 3600 }
+            let probability = hours.indices.map { String(($0 + shift) % 10 * 10) }
+            let rain = hours.indices.map { $0 % 3 == 0 ? "1" : "0" }
+            return """
+                {"latitude":52.5,"longitude":13.4,"elevation":40,"utc_offset_seconds":0,"timezone":"GMT",
+                 "hourly_units":{"time":"unixtime","precipitation_probability":"%","precipitation":"mm"},
+                 "hourly":{"time":[\(hours.map(String.init).joined(separator: ","))],
+                           "precipitation_probability":[\(probability.joined(separator: ","))],
+                           "precipitation":[\(rain.joined(separator: ","))]}}
+                """
+        }
+        for (issued, shift) in [(d, 0), (d + 12 * 3600, 3)] {
+            let path = try box.write("run-\(shift).json", run(issued, shift: shift))
+            #expect(
+                await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(issued)).code == 0)
+        }
+        let unpruned = await box.run("report", "--location", "Here", "--source", "station")
+        #expect(unpruned.code == 0, "\(unpruned.stderrText)")
+        #expect(unpruned.stdout.contains("<section id=\"precipitation\""))
+        #expect(!unpruned.stdout.contains("pruned run(s) kept only their sums"))
+        #expect(await box.run("prune", "--keep-days", "1").code == 0)
+        let pruned = await box.run("report", "--location", "Here", "--source", "station")
+        #expect(pruned.code == 0, "\(pruned.stderrText)")
+        #expect(pruned.stdout.contains("1 pruned run(s) kept only their sums"), "\(pruned.stdout.suffix(3000))")
+    }
 }
