@@ -365,6 +365,63 @@ public enum VerifyQuery {
         return cut
     }
 
+    /// What `checkWholeDays` found.
+    public struct WholeDayCheck: Sendable {
+        public var checked = 0
+        public var differing: [String] = []
+    }
+
+    /// Checks `query verify` over whole local days against the kept sums of those days, where
+    /// kept sums of another zone's days overlap them (after `locations set --timezone` on a pruned
+    /// database): over a whole day verify must count exactly the kept rows' pairs, and any pair
+    /// it reads on top is counted twice. Every other day's answer is the kept rows by construction.
+    public static func checkWholeDays(_ store: Store) throws -> WholeDayCheck {
+        var check = WholeDayCheck()
+        for location in try store.locations() {
+            let zone = location.timezone
+            func day(_ instant: Int64) -> (start: Int64, end: Int64) {
+                let hour = instant - ((instant % 3600) + 3600) % 3600
+                return ZoneTime.span(ofDate: ZoneTime.date(of: instant, timezone: zone), timezone: zone)
+                    ?? (hour, hour + 3600)
+            }
+            struct Key: Hashable {
+                var source: String, variable: String, start: Int64, end: Int64
+            }
+            var atRisk = Set<Key>()
+            for kept in try store.summaryDays(locationID: location.id) {
+                let own = day(kept.from)
+                guard own.start != kept.from || own.end != kept.to else { continue }
+                var t = kept.from
+                while t < kept.to {
+                    let today = day(t)
+                    atRisk.insert(Key(source: kept.source, variable: kept.variable, start: today.start, end: today.end))
+                    t = max(today.end, t + 3600)
+                }
+            }
+            for key in atRisk.sorted(by: { ($0.source, $0.variable, $0.start) < ($1.source, $1.variable, $1.start) }) {
+                guard let variable = Variables.hourlyVariable(named: key.variable),
+                    variable.verification != .categorical
+                else { continue }
+                let kept = try store.summaryTotals(
+                    locationID: location.id, source: key.source, variable: key.variable, model: nil, from: key.start,
+                    to: key.end
+                ).reduce(0) { $0 + $1.sums.continuous.n }
+                let options = VerifyOptions(
+                    variable: variable, source: key.source, range: TimeRange(from: key.start, to: key.end))
+                let answered =
+                    (try? verify(store, location: location, options: options))?.rows.reduce(0) { $0 + $1.scores.n }
+                    ?? 0
+                check.checked += 1
+                if answered != kept {
+                    check.differing.append(
+                        "\(location.name), \(key.source), \(key.variable), \(ZoneTime.date(of: key.start, timezone: zone)): verify counts n=\(answered), the day's kept sums n=\(kept)"
+                    )
+                }
+            }
+        }
+        return check
+    }
+
     /// The parts of `[lower, upper)` that cover only part of a local day in `timezone` (at most
     /// two: the first day's and the last day's, one when the range lies inside a single day).
     static func partialDays(lower: Int64, upper: Int64, timezone: String) -> [(start: Int64, end: Int64)] {

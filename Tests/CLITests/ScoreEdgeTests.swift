@@ -26,12 +26,15 @@ struct ScoreEdgeTests {
         #expect(await box.run("observe", "import", csv, "--location", "Here", "--source", "station").code == 0)
         // Run A (to be pruned) at 00Z, run B (the latest, kept) at 12Z, 48 hours each.
         for (issued, name) in [(d, "a.json"), (d + 12 * 3600, "b.json")] {
-            let run = TestResponse(start: issued, hours: 48) { t in 11 + Double(t / 3600 % 5) }
+            // Different values, so B is a run of its own (not A continued).
+            let shift = issued == d ? 0.0 : 0.5
+            let run = TestResponse(start: issued, hours: 48) { t in 11 + Double(t / 3600 % 5) + shift }
             let path = try box.write(name, run.json())
             #expect(
                 await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(issued)).code == 0)
         }
-        #expect(await box.run("prune", "--keep-days", "1").code == 0)
+        let pruned = await box.run("prune", "--keep-days", "1")
+        #expect(pruned.stderrText.contains("Pruned 1 runs"), "\(pruned.stderrText)")
         #expect(await box.run("locations", "set", "Here", "--timezone", "Europe/Moscow").code == 0)
         // 2026-07-02 in Moscow (+03:00) is 07-01 21:00Z to 07-02 21:00Z.
         let range = ["--from", "2026-07-02", "--to", "2026-07-02"]
@@ -46,7 +49,11 @@ struct ScoreEdgeTests {
         let n = rows.compactMap { $0["n"]?.numberValue }.reduce(0, +)
         // Run A's pruned pairs are kept on UTC days, both cut by the Moscow day: left out (and said).
         #expect(Int(n) == stored)
-        #expect(await box.run("doctor", "--deep").code == 0)
+        // doctor --deep checks exactly these days: verify over them against their kept sums.
+        let doctor = await box.run("doctor", "--deep")
+        #expect(doctor.code == 0, "\(doctor.stdout)\(doctor.stderrText)")
+        #expect(doctor.stdout.contains("verify by day     ok: "), "\(doctor.stdout)")
+        #expect(!doctor.stdout.contains("ok: every kept day"), "\(doctor.stdout)")
     }
 
     /// Imports one run per issue time, each forecasting `hours` hours from `first` with `value(run, hour)`.
@@ -175,5 +182,42 @@ struct ScoreEdgeTests {
         let pruned = await box.run("report", "--location", "Here", "--source", "station")
         #expect(pruned.code == 0, "\(pruned.stderrText)")
         #expect(pruned.stdout.contains("1 pruned run(s) kept only their sums"), "\(pruned.stdout.suffix(3000))")
+    }
+
+    @Test("wind direction: bias and MAE the short way round; no arithmetic mean of angles and no Pearson r")
+    func windDirection() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let d = utcMidnight(2026, 7, 20)
+        let observed: [Double] = [350, 10, 20, 340]
+        let forecast: [Double] = [10, 350, 30, 350]
+        var csv = "time,wind_direction_10m\n"
+        for (k, value) in observed.enumerated() { csv += "\(CivilTime.isoUTC(d + Int64(k) * 3600)),\(value)\n" }
+        let station = try box.write("station.csv", csv)
+        #expect(await box.run("observe", "import", station, "--location", "Here", "--source", "station").code == 0)
+        let hours = (0..<4).map { d + Int64($0) * 3600 }
+        let json = """
+            {"latitude":52.5,"longitude":13.4,"elevation":40,"utc_offset_seconds":0,"timezone":"GMT",
+             "hourly_units":{"time":"unixtime","wind_direction_10m":"°"},
+             "hourly":{"time":[\(hours.map(String.init).joined(separator: ","))],
+                       "wind_direction_10m":[\(forecast.map { JSON.numberText($0) }.joined(separator: ","))]}}
+            """
+        let path = try box.write("run.json", json)
+        #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let result = await box.run(
+            "query", "verify", "--location", "Here", "--source", "station", "--var", "wind_direction_10m",
+            "--format", "json")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let row = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue?.first)
+        // Errors +20, −20, +10, +10 (not −340, +340): bias 5, MAE 15.
+        #expect(row["n"]?.numberValue == 4)
+        #expect(near(row["bias"]?.numberValue, 5, 1e-12))
+        #expect(near(row["mae"]?.numberValue, 15, 1e-12))
+        // The arithmetic means (180 and 180) say south for winds from the north.
+        for key in ["mean_forecast", "mean_observed", "correlation"] {
+            #expect(row[key] != nil && row[key]?.numberValue == nil, "\(key): \(String(describing: row[key]))")
+        }
     }
 }
