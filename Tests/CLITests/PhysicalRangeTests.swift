@@ -111,6 +111,33 @@ struct PhysicalRangeTests {
         #expect(stored[start + 7200]?["temperature_2m"] == 10)
     }
 
+    @Test("Home Assistant: an impossible mean is left empty and counted as out of range")
+    func homeAssistantImpossible() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        let path = box.folder.appendingPathComponent("home-assistant_v2.db").path
+        let start = Self.day
+        try HomeAssistantFixture.write(
+            path, start: start,
+            statistics: [
+                .init(id: "sensor.t", unit: "°C", mean: true, rows: [0: 12, 1: 1e20, 2: 13]),
+                .init(id: "sensor.h", unit: "%", mean: true, rows: [0: 50, 1: 60, 2: 250])
+            ])
+        #expect(
+            await box.run("locations", "add", "Garden", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0
+        )
+        let result = await box.run(
+            "observe", "import-home-assistant", path, "--location", "Garden", "--sensor", "temperature_2m=sensor.t",
+            "--sensor", "relative_humidity_2m=sensor.h")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(result.stderrText.contains("out of range"), "\(result.stderrText)")
+        let stored = try storedObservations(box.db, source: "home-assistant")
+        // The row starting H is the hour ending H + 1 h.
+        #expect(stored[start + 3600] == ["temperature_2m": 12, "relative_humidity_2m": 50])
+        #expect(stored[start + 7200] == ["relative_humidity_2m": 60])
+        #expect(stored[start + 10800] == ["temperature_2m": 13])
+    }
+
     @Test("an overflowed sum in verification_summaries is caught by doctor --deep and cleared by --repair")
     func overflowedSums() async throws {
         let box = Sandbox()
