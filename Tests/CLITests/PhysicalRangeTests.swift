@@ -111,6 +111,36 @@ struct PhysicalRangeTests {
         #expect(stored[start + 7200]?["temperature_2m"] == 10)
     }
 
+    @Test("consistency leaves out a stored impossible forecast: two runs left are no Flip-Flop Index")
+    func consistencyOfStoredValues() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        #expect(
+            await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
+        let valid = Self.day + 48 * 3600
+        // Three runs 6 h apart for one valid hour at leads 36, 30 and 24 h: 10, 20, 11.
+        for (k, value) in [10.0, 20, 11].enumerated() {
+            let issued = valid - Int64(36 - 6 * k) * 3600
+            var run = TestResponse(start: valid, hours: 1) { _ in value }
+            run.precipitation = { _ in Double(k) }
+            let path = try box.write("run-\(k).json", run.json())
+            #expect(
+                await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(issued)).code == 0)
+        }
+        func ffi() async throws -> Double? {
+            let result = await box.run("query", "consistency", "--location", "Here", "--format", "json")
+            #expect(result.code == 0, "\(result.stderrText)")
+            return try parseJSON(result.stdout)["rows"]?.arrayValue?.first?["flip_flop_index"]?.numberValue
+        }
+        // 10, 20, 11: (10 + 9 − 10) / 1 = 9.
+        #expect(near(try await ffi(), 9, 1e-12))
+        do {
+            let db = try Database(path: box.db)
+            try db.run("UPDATE hourly_forecasts SET temperature_2m = 1e19 WHERE temperature_2m = 20")
+        }
+        #expect(try await ffi() == nil)
+    }
+
     @Test("Home Assistant: an impossible mean is left empty and counted as out of range")
     func homeAssistantImpossible() async throws {
         let box = Sandbox()
