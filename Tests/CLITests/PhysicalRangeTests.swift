@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxCore
+import WxReplay
 import WxSQLite
 
 @testable import WxCLI
@@ -57,6 +58,25 @@ struct PhysicalRangeTests {
         let again = await box.run("observe", "import", csv, "--location", "Here", "--source", "station")
         #expect(again.code == 0, "\(again.stderrText)")
         #expect(await box.run("doctor", "--deep").code == 0)
+    }
+
+    @Test("ingest: an impossible value in the server's answer is left empty and the summary line says so")
+    func impossibleFromServer() async throws {
+        let replay = try ReplaySandbox()
+        defer { try? FileManager.default.removeItem(at: replay.box.folder) }
+        #expect(
+            await replay.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code
+                == 0)
+        let start: Int64 = 1_785_000_000 / 3600 * 3600 - 24 * 3600
+        let answer = TestResponse(start: start, hours: 72) { t in t == start + 30 * 3600 ? 1e19 : 15 }
+        replay.server.registerForecast(latitude: 52.5, longitude: 13.4, body: Data(answer.json().utf8))
+        let result = await replay.run("ingest")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(
+            result.stderrText.contains("value(s) outside what weather can have were left empty (temperature_2m 1"),
+            "\(result.stderrText)")
+        #expect(try replay.scalar("SELECT count(*) FROM hourly_forecasts WHERE temperature_2m > 100") == 0)
+        #expect(try replay.scalar("SELECT count(*) FROM hourly_forecasts WHERE temperature_2m = 15") == 71)
     }
 
     @Test("a station CSV's impossible values are left empty, counted and said; the rest is stored")
