@@ -197,7 +197,10 @@ enum ChartViews {
             title:
                 "\(reliability.variable.name): reliability (event: \(reliability.variable.observedVariable.name) ≥ \(formatNumber(reliability.thresholdMillimetres, places: 3)) mm, \(reliability.source))",
             description:
-                "Forecast probability bins of 10 % against how often the event was observed after them; points on the diagonal are reliable, the numbers under the axis are the forecasts in each bin.",
+                "Forecast probability bins of 10 % against how often the event was observed after them; points on the diagonal are reliable, the numbers under the axis are the forecasts in each bin."
+                + (reliability.prunedRuns > 0
+                    ? " Only runs still stored are binned: \(reliability.prunedRuns) pruned run(s) kept only their sums, so they count in the scores beside this chart but not here."
+                    : ""),
             xTitle: "forecast probability (%)", yTitle: "observed frequency (%)",
             series: [ChartSeries(name: "forecasts", points: points, colour: .palette(0))])
         chart.xDomain = 0...100

@@ -87,6 +87,7 @@ enum ImportCommand {
                 "--issued-at \(CivilTime.isoUTC(issuedAt)) is after --fetched-at \(CivilTime.isoUTC(fetchedAt)); a run is initialised before it is fetched. Nothing was imported"
             )
         }
+        var outOfRange = RangeFilter()
 
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
@@ -111,6 +112,7 @@ enum ImportCommand {
                         "\(path): \(problem). Nothing was imported; check --location, or pass --force to store it anyway"
                     )
                 }
+                outOfRange.merge(RangeFilter(refused: response.outOfRange))
                 let issued = issuedAt.map { time in
                     Dictionary(response.models.map { ($0.model, time) }, uniquingKeysWith: { a, _ in a })
                 }
@@ -138,6 +140,6 @@ enum ImportCommand {
         if !continued.isEmpty {
             line += ", \(continued.count) run(s) continued (+\(continued.map(\.addedHours).reduce(0, +)) hours)"
         }
-        context.note(line + ", \(repeated) repeated")
+        context.note(line + ", \(repeated) repeated" + (outOfRange.note.map { "; " + $0 } ?? ""))
     }
 }

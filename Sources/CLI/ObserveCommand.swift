@@ -88,7 +88,8 @@ enum ObserveCommand {
         }
         context.note(
             "Imported \(stored) observations for \(location.name) (source \(source))"
-                + (csv.skipped.isEmpty ? "" : ", skipped \(csv.skipped.count) bad rows"))
+                + (csv.skipped.isEmpty ? "" : ", skipped \(csv.skipped.count) bad rows")
+                + (csv.outOfRange.note.map { "; " + $0 } ?? ""))
     }
 
     struct BackfillOptions: CommandOptions {
@@ -139,7 +140,8 @@ enum ObserveCommand {
         let result = try await backfill.run(
             location: location, fromDate: args.from!, toDate: args.to!, now: context.nowUnix)
         context.note(
-            "Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))")
+            "Stored \(result.hours) hours of era5 observations for \(location.name) (\(result.requests) request(s))"
+                + (result.outOfRange.note.map { "; " + $0 } ?? ""))
         if result.stoppedEarly {
             let last =
                 result.stoppedAt.map { "at \(CivilTime.isoUTC($0)), the last complete hour" } ?? "before any hour"

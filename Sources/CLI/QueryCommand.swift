@@ -58,6 +58,8 @@ enum QueryCommand {
 
     /// "ran 1.2 °C warm", "ran 3 % too high", or "showed no bias" when it rounds to zero.
     static func biasPhrase(_ bias: Double, unitText: String, variable: Variable) -> String {
+        // Sums overflowed before values were range-checked: say so rather than print an empty number.
+        guard bias.isFinite else { return "had a bias too large to compute (run 'wxdb doctor --deep --repair')" }
         let magnitude = formatNumber(abs(bias), places: 1)
         if magnitude == "0" { return "showed no bias" }
         if variable.quantity == .temperature { return "ran \(magnitude)\(unitText) \(bias > 0 ? "warm" : "cold")" }

@@ -163,6 +163,10 @@ enum QueryVerify {
 
         var report = Report(columns: columns)
         let threshold = result.options.thresholdMillimetres
+        // An arithmetic mean of angles is no mean direction (350° and 10° average to 180°), and
+        // Pearson's r of angles depends on where 0° is: the kept sums hold neither a circular mean
+        // nor a circular correlation, so a direction shows none (bias, MAE and RMSE go the short way).
+        let circular = variable.verification == .circular
         report.rows = result.rows.map { row in
             let s = row.scores
             var cells: [Report.Cell] = [.text(location.name), .text(variable.name), .text(unit), .text(result.source)]
@@ -170,8 +174,9 @@ enum QueryVerify {
             cells += [
                 .text(leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours),
                 .int(s.n),
-                .number(s.bias), .number(s.mae), .number(s.rmse), .number(s.errorStdDev), .number(s.correlation),
-                .number(s.meanForecast), .number(s.meanObserved), .time(row.firstValidTime), .time(row.lastValidTime)
+                .number(s.bias), .number(s.mae), .number(s.rmse), .number(s.errorStdDev),
+                .number(circular ? nil : s.correlation), .number(circular ? nil : s.meanForecast),
+                .number(circular ? nil : s.meanObserved), .time(row.firstValidTime), .time(row.lastValidTime)
             ]
             if !isProbability {
                 cells += [

@@ -34,7 +34,9 @@ public enum SVG {
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
-        guard scaled < 9e15 else { return String(Int64(value.rounded())) }
+        // Past 2^53 every double is whole; its shortest text (`1e+20`) is an SVG number, and no
+        // conversion to Int64 can trap (1e19 is past Int64.max).
+        guard scaled < 9e15 else { return value.rounded().description }
         let whole = Int64(scaled)
         let unit = Int64(scale)
         var text = String(whole / unit)

@@ -79,6 +79,8 @@ public struct ForecastResponse: Sendable, Equatable {
     public var current: CurrentConditions?
     /// One entry per model; a single unsuffixed response gives one.
     public var models: [ModelForecast]
+    /// Values left empty because no weather can have them (`PhysicalRange`), per variable name.
+    public var outOfRange: [String: Int] = [:]
 }
 
 /// Why a response cannot be stored. Each description says what is wrong and what to do.
@@ -276,6 +278,7 @@ public enum ForecastDecoder {
         // Which models: unsuffixed keys mean one model; otherwise read the suffixes.
         let suffixes = modelSuffixes(hourly: hourly, daily: daily, expected: expectedModels ?? onlyModel.map { [$0] })
         var models: [ModelForecast] = []
+        var filter = RangeFilter()
         let names: [String?] = suffixes.isEmpty ? [nil] : suffixes.map { Optional($0) }
         for suffix in names {
             let name = suffix ?? (onlyModel ?? defaultModel)
@@ -286,7 +289,7 @@ public enum ForecastDecoder {
                 for (index, variable) in Variables.hourly.enumerated() {
                     forecast.hourly[index] = try column(
                         hourly, units: hourlyUnits, variable: variable, suffix: suffix,
-                        section: "hourly", count: forecast.hourlyTimes.count, offset: offset)
+                        section: "hourly", count: forecast.hourlyTimes.count, offset: offset, filter: &filter)
                 }
             }
             if let daily {
@@ -294,7 +297,7 @@ public enum ForecastDecoder {
                 for (index, variable) in Variables.daily.enumerated() {
                     forecast.daily[index] = try column(
                         daily, units: dailyUnits, variable: variable, suffix: suffix,
-                        section: "daily", count: forecast.dailyDates.count, offset: offset)
+                        section: "daily", count: forecast.dailyDates.count, offset: offset, filter: &filter)
                 }
             }
             models.append(forecast)
@@ -304,9 +307,10 @@ public enum ForecastDecoder {
         }
         if models.allSatisfy(\.isEmpty) { throw DecodeError.noForecast }
 
+        let current = try current(root, offset: offset, filter: &filter)
         return ForecastResponse(
             latitude: latitude, longitude: longitude, elevation: elevation, utcOffsetSeconds: offset,
-            timezone: timezone, locationID: locationID, current: try current(root, offset: offset), models: models)
+            timezone: timezone, locationID: locationID, current: current, models: models, outOfRange: filter.refused)
     }
 
     static func number(_ object: JSONObject, _ key: String) throws -> Double {
@@ -429,7 +433,7 @@ public enum ForecastDecoder {
     /// One variable's column, converted to metric; nil when the section does not have it.
     static func column(
         _ section: JSONObject, units: JSONObject?, variable: Variable, suffix: String?,
-        section name: String, count: Int, offset: Int
+        section name: String, count: Int, offset: Int, filter: inout RangeFilter
     ) throws -> [Double?]? {
         var key: String?
         for candidate in [variable.name] + variable.aliases {
@@ -466,9 +470,9 @@ public enum ForecastDecoder {
                         throw DecodeError.badValue(
                             section: name, variable: key, index: index, found: "\(n) \(unit), out of range in metric")
                     }
-                    result[index] = metric
+                    result[index] = filter.check(metric, variable)
                 } else {
-                    result[index] = n
+                    result[index] = filter.check(n, variable)
                 }
             case .string(let text) where variable.quantity == .instant:
                 guard let wall = CivilTime.parseLabel(text) else {
@@ -482,13 +486,14 @@ public enum ForecastDecoder {
         return result
     }
 
-    static func current(_ root: JSONObject, offset: Int) throws -> CurrentConditions? {
+    static func current(_ root: JSONObject, offset: Int, filter: inout RangeFilter) throws -> CurrentConditions? {
         if let value = root["current"] {
             guard let block = value.objectValue else {
                 throw DecodeError.wrongType(field: "current", expected: "an object", found: value.typeName)
             }
-            return try currentBlock(block, units: root["current_units"]?.objectValue, field: "current", offset: offset)
-            {
+            return try currentBlock(
+                block, units: root["current_units"]?.objectValue, field: "current", offset: offset, filter: &filter
+            ) {
                 Variables.hourlyIndex(of: $0)
             }
         }
@@ -497,7 +502,8 @@ public enum ForecastDecoder {
                 throw DecodeError.wrongType(field: "current_weather", expected: "an object", found: value.typeName)
             }
             return try currentBlock(
-                block, units: root["current_weather_units"]?.objectValue, field: "current_weather", offset: offset
+                block, units: root["current_weather_units"]?.objectValue, field: "current_weather", offset: offset,
+                filter: &filter
             ) {
                 Variables.legacyCurrentWeather[$0].flatMap(Variables.hourlyIndex(of:))
             }
@@ -506,7 +512,7 @@ public enum ForecastDecoder {
     }
 
     static func currentBlock(
-        _ block: JSONObject, units: JSONObject?, field: String, offset: Int,
+        _ block: JSONObject, units: JSONObject?, field: String, offset: Int, filter: inout RangeFilter,
         index: (String) -> Int?
     ) throws -> CurrentConditions? {
         guard let timeValue = block["time"] else { throw DecodeError.missingField("\(field).time") }
@@ -527,14 +533,24 @@ public enum ForecastDecoder {
                         throw DecodeError.badValue(
                             section: field, variable: key, index: 0, found: "\(n) \(unit), out of range in metric")
                     }
-                    values[column] = metric
+                    values[column] = filter.check(metric, variable)
                 } else {
-                    values[column] = n
+                    values[column] = filter.check(n, variable)
                 }
-                any = true
+                any = any || values[column] != nil
             default:
                 throw DecodeError.badValue(section: field, variable: key, index: 0, found: value.typeName)
             }
+        }
+        // `current` values are sums or maxima over the `interval` before `time` (900 s: a quarter
+        // of an hour). Observations pair with hourly forecasts, whose precipitation is the hour's
+        // sum: a quarter-hour's sum beside it reads as a dry bias, and one value cannot be turned
+        // into the hour's, so precipitation is kept only from an hourly `current`.
+        if let interval = block["interval"]?.numberValue, interval != 3600,
+            let precipitation = Variables.hourlyIndex(of: "precipitation"), values[precipitation] != nil
+        {
+            values[precipitation] = nil
+            any = values.contains { $0 != nil }
         }
         return any ? CurrentConditions(time: time, values: values) : nil
     }

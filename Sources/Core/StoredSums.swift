@@ -188,6 +188,12 @@ public struct SummarySums: Sendable, Equatable {
         forecast rawForecast: Double, observed rawObserved: Double, reference: Double?, variable: Variable,
         threshold: Double
     ) {
+        // A value no weather can have (stored before the doors refused it) is no pair: scores and
+        // sums stay finite whatever the rows hold.
+        guard PhysicalRange.contains(rawForecast, variable),
+            PhysicalRange.contains(rawObserved, variable.observedVariable)
+        else { return }
+        let reference = reference.flatMap { PhysicalRange.check($0, variable) }
         if variable.isProbability {
             let occurred = rawObserved >= threshold
             continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)

@@ -25,6 +25,8 @@ public struct Backfill {
         /// When the range reached past `now`: the last hour kept (nil if none), later ones are not observed yet.
         public var stoppedAt: Int64?
         public var stoppedEarly = false
+        /// Values left empty because no weather can have them (`PhysicalRange`).
+        public var outOfRange = RangeFilter()
     }
 
     /// Fetches `from...to` (local dates `YYYY-MM-DD`, inclusive) and upserts them; running it
@@ -72,6 +74,7 @@ public struct Backfill {
                     throw BackfillError.refused(problem)
                 }
                 let saved = try save(decoded, location: location, now: now)
+                result.outOfRange.merge(RangeFilter(refused: decoded.outOfRange))
                 result.hours += saved.hours
                 if result.stoppedEarly, let last = saved.last { result.stoppedAt = max(result.stoppedAt ?? last, last) }
             } catch {

@@ -19,6 +19,8 @@ public struct IngestSummary: Sendable {
     /// Locations removed (by another command) while the ingest ran: nothing stored, not a failure.
     public var removed: [String] = []
     public var requests = 0
+    /// Values left empty because no weather can have them (`PhysicalRange`).
+    public var outOfRange = RangeFilter()
 
     public var succeeded: Bool { failed.isEmpty }
 
@@ -48,6 +50,7 @@ public struct IngestSummary: Sendable {
                     return "\(list): \(reason)"
                 }.joined(separator: "; ") + ")"
         }
+        if let note = outOfRange.note { text += "; " + note }
         return text
     }
 }
@@ -246,6 +249,7 @@ public final class Ingestor {
             record.request = ownRequest(location, of: request) ?? shownURL
             do {
                 let outcomes = try store.store(item, for: location, fetch: record)
+                summary.outOfRange.merge(RangeFilter(refused: item.outOfRange))
                 for outcome in outcomes {
                     log?(
                         "\(location.name) \(outcome.model): \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours, \(outcome.days) days)"

@@ -127,6 +127,8 @@ public struct BackfillSummary: Sendable {
     public var observationsStored = 0
     /// Why the backfill stopped before its end (a spent budget), with when to run it again.
     public var stopped: String?
+    /// Values left empty because no weather can have them (`PhysicalRange`).
+    public var outOfRange = RangeFilter()
 
     public init() {}
 
@@ -137,6 +139,7 @@ public struct BackfillSummary: Sendable {
             "backfill: \(stored) runs stored, \(alreadyPresent) already present, \(unavailable) unavailable, \(failed.count) failed"
             + " (\(requested) requests); \(observationsStored) hours of observations stored"
         if let stopped { text += "; stopped: \(stopped)" }
+        if let note = outOfRange.note { text += "; " + note }
         return text
     }
 }
@@ -355,6 +358,7 @@ public final class SingleRunBackfill {
                 // The run's hours only: a `current` block is no observation of this past run's time.
                 var forecast = decoded
                 forecast.current = nil
+                summary.outOfRange.merge(RangeFilter(refused: forecast.outOfRange))
                 for outcome in try store.store(forecast, for: run.location, fetch: record) {
                     log?("\(name): \(outcome.kind.rawValue) run \(outcome.runID) (\(outcome.hours) hours)")
                     if outcome.kind == .stored { summary.stored += 1 } else { summary.alreadyPresent += 1 }

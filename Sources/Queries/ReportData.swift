@@ -19,6 +19,9 @@ public struct Reliability: Sendable, Equatable {
     public var thresholdMillimetres: Double
     /// Non-empty bins of 10 percentage points (the last, 90–100, includes 100).
     public var bins: [ReliabilityBin]
+    /// Pruned runs forecasting hours of the range: their pairs survive only as sums, so they are in
+    /// `query verify`'s scores but not in these bins (another population, said on the chart).
+    public var prunedRuns = 0
     public var n: Int { bins.reduce(0) { $0 + $1.n } }
 }
 
@@ -62,7 +65,12 @@ public enum ReliabilityQuery {
             let detail = try QuerySupport.coverage(store, location: location, source: source)
             throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
         }
-        return Reliability(variable: variable, source: source, thresholdMillimetres: thresholdMillimetres, bins: bins)
+        var result = Reliability(
+            variable: variable, source: source, thresholdMillimetres: thresholdMillimetres, bins: bins)
+        result.prunedRuns = try store.prunedRuns(
+            validBetween: range.from ?? Int64.min / 2, and: range.to ?? Int64.max / 2, locationID: location.id,
+            model: model)
+        return result
     }
 }
 

@@ -246,6 +246,11 @@ public enum VerifyQuery {
         variable: Variable, units: UnitSystem, threshold: Double
     ) {
         let quantity = variable.quantity
+        // As `SummarySums.add`: a value no weather can have is no pair.
+        guard PhysicalRange.contains(rawForecast, variable),
+            PhysicalRange.contains(rawObserved, variable.observedVariable)
+        else { return }
+        let rawReference = rawReference.flatMap { PhysicalRange.check($0, variable) }
         if variable.isProbability {
             let occurred = rawObserved >= threshold
             group.sums.continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
@@ -329,9 +334,17 @@ public enum VerifyQuery {
             }
         }
         var cut = CutDays()
+        // The stored pairs' sums are on the location's days in its zone now (changing the zone
+        // moves them); what pruned runs left may be on the days of a zone it had before. So the
+        // hours scored from the pairs are those whose day in today's zone the range cuts, however
+        // the kept rows' days fall: a row of an older zone's day cut by the range holds none of
+        // the stored pairs, and reading its own span from the pairs counted them twice.
+        let partial = Self.partialDays(lower: lower, upper: upper, timezone: location.timezone)
+        cut.intervals = partial.filter { part in
+            cutSpans.keys.contains { $0[0] < part.end && $0[1] > part.start }
+        }
+        cut.days = cut.intervals.count
         for (span, rows) in cutSpans.sorted(by: { $0.key[0] < $1.key[0] }) {
-            cut.days += 1
-            cut.intervals.append((max(span[0], lower), min(span[1], upper)))
             guard
                 try store.prunedRuns(validBetween: span[0], and: span[1], locationID: location.id, model: options.model)
                     > 0
@@ -350,6 +363,85 @@ public enum VerifyQuery {
             if rows.contains(where: { $0.value > stored[$0.key, default: 0] }) { cut.prunedDays += 1 }
         }
         return cut
+    }
+
+    /// What `checkWholeDays` found.
+    public struct WholeDayCheck: Sendable {
+        public var checked = 0
+        public var differing: [String] = []
+    }
+
+    /// Checks `query verify` over whole local days against the kept sums of those days, where
+    /// kept sums of another zone's days overlap them (after `locations set --timezone` on a pruned
+    /// database): over a whole day verify must count exactly the kept rows' pairs, and any pair
+    /// it reads on top is counted twice. Every other day's answer is the kept rows by construction.
+    public static func checkWholeDays(_ store: Store) throws -> WholeDayCheck {
+        var check = WholeDayCheck()
+        for location in try store.locations() {
+            let zone = location.timezone
+            func day(_ instant: Int64) -> (start: Int64, end: Int64) {
+                let hour = instant - ((instant % 3600) + 3600) % 3600
+                return ZoneTime.span(ofDate: ZoneTime.date(of: instant, timezone: zone), timezone: zone)
+                    ?? (hour, hour + 3600)
+            }
+            struct Key: Hashable {
+                var source: String, variable: String, start: Int64, end: Int64
+            }
+            var atRisk = Set<Key>()
+            for kept in try store.summaryDays(locationID: location.id) {
+                let own = day(kept.from)
+                guard own.start != kept.from || own.end != kept.to else { continue }
+                var t = kept.from
+                while t < kept.to {
+                    let today = day(t)
+                    atRisk.insert(Key(source: kept.source, variable: kept.variable, start: today.start, end: today.end))
+                    t = max(today.end, t + 3600)
+                }
+            }
+            for key in atRisk.sorted(by: { ($0.source, $0.variable, $0.start) < ($1.source, $1.variable, $1.start) }) {
+                guard let variable = Variables.hourlyVariable(named: key.variable),
+                    variable.verification != .categorical
+                else { continue }
+                let kept = try store.summaryTotals(
+                    locationID: location.id, source: key.source, variable: key.variable, model: nil, from: key.start,
+                    to: key.end
+                ).reduce(0) { $0 + $1.sums.continuous.n }
+                let options = VerifyOptions(
+                    variable: variable, source: key.source, range: TimeRange(from: key.start, to: key.end))
+                let answered =
+                    (try? verify(store, location: location, options: options))?.rows.reduce(0) { $0 + $1.scores.n }
+                    ?? 0
+                check.checked += 1
+                if answered != kept {
+                    check.differing.append(
+                        "\(location.name), \(key.source), \(key.variable), \(ZoneTime.date(of: key.start, timezone: zone)): verify counts n=\(answered), the day's kept sums n=\(kept)"
+                    )
+                }
+            }
+        }
+        return check
+    }
+
+    /// The parts of `[lower, upper)` that cover only part of a local day in `timezone` (at most
+    /// two: the first day's and the last day's, one when the range lies inside a single day).
+    static func partialDays(lower: Int64, upper: Int64, timezone: String) -> [(start: Int64, end: Int64)] {
+        guard lower < upper else { return [] }
+        func span(_ instant: Int64) -> (start: Int64, end: Int64) {
+            let hour = instant - ((instant % 3600) + 3600) % 3600
+            return ZoneTime.span(ofDate: ZoneTime.date(of: instant, timezone: timezone), timezone: timezone)
+                ?? (hour, hour + 3600)
+        }
+        var parts: [(start: Int64, end: Int64)] = []
+        if lower > Int64.min {
+            let first = span(lower)
+            if first.start < lower { parts.append((lower, min(first.end, upper))) }
+        }
+        if upper < Int64.max {
+            let last = span(upper - 1)
+            let start = max(last.start, lower)
+            if last.end > upper && parts.last?.start != start { parts.append((start, upper)) }
+        }
+        return parts
     }
 
     /// The `[from, to)` lead range a lead falls in; nil for negative leads and leads of 384 h or more.

@@ -773,6 +773,9 @@ extension Store {
             let have = stored[k]?.1.values ?? Array(repeating: nil, count: count)
             let differs = columns.indices.contains { index in
                 let (a, b) = (want[index] ?? 0, have[index] ?? 0)
+                // An overflowed sum (infinity, written before values were range-checked) compares
+                // equal to nothing: `abs(a − ∞) > 1e-9·∞` is false, so it must be caught here.
+                guard a.isFinite, b.isFinite else { return true }
                 return columns[index].isCount ? a != b : abs(a - b) > 1e-9 * max(1, abs(a), abs(b))
             }
             guard differs else { continue }

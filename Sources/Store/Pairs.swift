@@ -22,6 +22,14 @@ public struct PairFilter: Sendable {
 }
 
 extension Store {
+    /// The bounds of `variable`'s `PhysicalRange` as two bound values, for `BETWEEN ? AND ?`: a value
+    /// stored before the doors refused it is not scored.
+    static func possible(_ variable: Variable) -> [SQLValue] {
+        let range =
+            PhysicalRange.range(of: variable) ?? -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        return [.real(range.lowerBound), .real(range.upperBound)]
+    }
+
     /// Streams every pair of `forecast` with the observation of `observed` at its valid time (they
     /// differ for a probability scored against another variable's event). Columns: 0 model,
     /// 1 issued_at, 2 valid_time, 3 forecast, 4 observed. The persistence reference of each issue
@@ -37,14 +45,15 @@ extension Store {
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND (? IS NULL OR p.model = ?)
-              AND p.forecast_\(forecastColumn) IS NOT NULL AND p.observed_\(observedColumn) IS NOT NULL
+              AND p.forecast_\(forecastColumn) BETWEEN ?7 AND ?8 AND p.observed_\(observedColumn) BETWEEN ?9 AND ?10
             """
         let statement = try db.cachedStatement(sql)
-        try statement.bind([
-            .integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min),
-            .integer(filter.to ?? .max),
-            filter.model.sqlValue, filter.model.sqlValue
-        ])
+        try statement.bind(
+            [
+                .integer(filter.locationID), .text(filter.source), .integer(filter.from ?? .min),
+                .integer(filter.to ?? .max),
+                filter.model.sqlValue, filter.model.sqlValue
+            ] + Self.possible(forecast) + Self.possible(observed))
         defer { statement.reset() }
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
@@ -65,14 +74,14 @@ extension Store {
             FROM forecast_observation_pairs p
             WHERE p.location_id = ? AND p.source = ? AND p.model = ? AND p.valid_time >= ? AND p.valid_time < ?
               AND p.valid_time - p.issued_at BETWEEN ? AND ? AND p.valid_time - p.issued_at < ?
-              AND p.forecast_\(column) IS NOT NULL AND p.observed_\(column) IS NOT NULL
-            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?), p.issued_at, p.run_id
+              AND p.forecast_\(column) BETWEEN ?10 AND ?11 AND p.observed_\(column) BETWEEN ?10 AND ?11
+            ORDER BY p.valid_time, abs((p.valid_time - p.issued_at) - ?9), p.issued_at, p.run_id
             """,
             [
                 .integer(filter.locationID), .text(filter.source), .text(model), .integer(filter.from ?? .min),
                 .integer(filter.to ?? .max),
                 .real(minLead), .real(maxLead), .integer(LeadRule.maxSeconds), .real(targetLead)
-            ]
+            ] + Self.possible(variable)
         ) {
             (valid: $0.int64(0), run: $0.int64(1), issued: $0.int64(2), forecast: $0.double(3), observed: $0.double(4))
         }

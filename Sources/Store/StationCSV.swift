@@ -27,6 +27,8 @@ public struct StationCSV {
     public var rows: [Row] = []
     /// Rows that could not be read (only collected when `skipBadRows`).
     public var skipped: [Problem] = []
+    /// Values left empty because no weather can have them (`PhysicalRange`).
+    public var outOfRange = RangeFilter()
 
     /// Parses `data`. Without `skipBadRows` the first bad row throws; with it, bad rows are
     /// collected in `skipped`. `timezone` reads times that have no offset (nil: such times are errors);
@@ -85,7 +87,8 @@ public struct StationCSV {
         var times: [Int64: Int] = [:]
         for record in records.dropFirst() {
             do {
-                let row = try parseRow(record, columns: columns, timezone: timezone)
+                var filter = RangeFilter()
+                let row = try parseRow(record, columns: columns, timezone: timezone, filter: &filter)
                 if let earlier = times[row.time] {
                     throw Problem(
                         line: record.line,
@@ -93,6 +96,7 @@ public struct StationCSV {
                 }
                 times[row.time] = record.line
                 result.rows.append(row)
+                result.outOfRange.merge(filter)
             } catch let problem as Problem {
                 guard skipBadRows else { throw problem }
                 result.skipped.append(problem)
@@ -101,7 +105,9 @@ public struct StationCSV {
         return result
     }
 
-    static func parseRow(_ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64?)?) throws -> Row {
+    static func parseRow(
+        _ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64?)?, filter: inout RangeFilter
+    ) throws -> Row {
         guard record.fields.count == columns.count + 1 else {
             throw Problem(
                 line: record.line, message: "expected \(columns.count + 1) fields, found \(record.fields.count)")
@@ -141,7 +147,7 @@ public struct StationCSV {
                     line: record.line,
                     message: "\(Variables.hourly[column].name) '\(text.clippedForMessage())' is not a number")
             }
-            values[column] = value
+            values[column] = filter.check(value, Variables.hourly[column])
         }
         return Row(line: record.line, time: time, values: values)
     }

@@ -177,6 +177,17 @@ extension Store {
         }
     }
 
+    /// The distinct local days (`valid_from`, `valid_to`) the kept sums of a location are on, per
+    /// source and variable: after a change of zone, pruned runs' sums stay on the old zone's days.
+    public func summaryDays(locationID: Int64) throws -> [(source: String, variable: String, from: Int64, to: Int64)] {
+        try db.rows(
+            """
+            SELECT DISTINCT source, variable, valid_from, valid_to FROM verification_summaries
+            WHERE location_id = ? ORDER BY source, variable, valid_from
+            """, [.integer(locationID)]
+        ) { (source: $0.string(0), variable: $0.string(1), from: $0.int64(2), to: $0.int64(3)) }
+    }
+
     static let summaryFilter =
         " FROM verification_summaries WHERE location_id = ?1 AND source = ?2 AND variable = ?3"
         + " AND (?4 IS NULL OR model = ?4)"

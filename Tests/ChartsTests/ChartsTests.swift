@@ -37,6 +37,9 @@ import Testing
         #expect(SVG.fixed(-0.04, places: 1) == "0")
         #expect(SVG.fixed(-12.5, places: 2) == "-12.5")
         #expect(SVG.fixed(.nan, places: 2) == "0")
+        // Past Int64.max: written, not trapped (issue 25 §5).
+        #expect(SVG.fixed(1e19, places: 1) == "1e+19")
+        #expect(SVG.fixed(-1e308, places: 2) == "-1e+308")
         #expect(SVG.fixed(3, places: 2) == "3")
     }
 

@@ -23,7 +23,7 @@ public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
         case .unknownUnit: return "a unit system (usUnits) wxdb does not know"
         case .noPreviousSum: return "the increase needs the hour before, which has no row"
         case .sumDecreased: return "the total went down (a reset)"
-        case .outOfRange: return "a number too large to be a reading"
+        case .outOfRange: return "a number no weather can have (see PhysicalRange: the world records, widened)"
         }
     }
 
@@ -64,7 +64,7 @@ public struct StationImport: Sendable {
         var any = false
         for variable in variables {
             switch outcomes[variable] ?? .failure(StationMissingMark(.gap)) {
-            case .success(let value) where !value.isFinite:
+            case .success(let value) where !PhysicalRange.contains(value, Variables.hourly[variable]):
                 missing[variable, default: [:]][.outOfRange, default: 0] += 1
             case .success(let value):
                 row[variable] = value

@@ -126,7 +126,9 @@ public enum WeewxArchive {
                     if let unit = StationUnits.weewxUnit(usUnits: record.usUnits, quantity: .precipitation),
                         let mm = StationUnits.toMetric(raw, unit: unit, quantity: .precipitation)
                     {
-                        rain = .success(sum + mm)
+                        // One record's rain out of range (−5) spoils the hour's sum, not only its own.
+                        let possible = PhysicalRange.contains(mm, Variables.hourly[precipitation])
+                        rain = possible ? .success(sum + mm) : .failure(StationMissingMark(.outOfRange))
                     } else {
                         rain = .failure(StationMissingMark(.unknownUnit))
                     }
