@@ -84,11 +84,11 @@ enum ReportCommand {
             store: store, location: location, variables: options.variables, range: range, at: at, leads: leads,
             source: options.source, units: options.units.units, now: context.nowUnix
         ).html()
-        context.flush()
+        try context.finishOutput()
         let output = try options.database.outputFile(options.output, context)
         do {
             let bytes = Array(page.utf8)
-            bytes.withUnsafeBytes { writeAll(output.fd, $0) }
+            try bytes.withUnsafeBytes { try output.write($0) }
             try output.commit()
             if let path = options.output { context.note("Wrote the report (\(bytes.count) bytes) to \(path)") }
         } catch {
