@@ -265,4 +265,48 @@ struct HostileLocalTests {
             toFull.stderr.contains("disk is full") || toFull.stderr.contains("No space left"), "\(toFull.stderr)")
         #expect(Self.fileID(full)?.kind == S_IFCHR)
     }
+
+    /// The pid of a process that has ended.
+    static func deadPID() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    @Test(
+        "a killed writer's partial file is removed by the next output to its folder and by doctor; a live writer's, another user's and a link are kept",
+        arguments: ["export", "doctor"])
+    func stalePartialFiles(_ cleaner: String) async throws {
+        guard Self.binary != nil else { return }
+        let box = try await Self.sandbox()
+        defer { try? FileManager.default.removeItem(at: box.folder) }
+        let folder = box.folder.path
+        let dead = try Self.deadPID()
+        let stale = ".out.csv.wxdb-partial-\(dead)-k1lled"
+        let live = ".out.csv.wxdb-partial-\(getpid())-st1ll"
+        let foreign = ".out.csv.wxdb-partial-\(dead)-f0reign"
+        let link = ".out.csv.wxdb-partial-\(dead)-l1nk"
+        for name in [stale, live, foreign] {
+            try String(repeating: "x", count: 1000).write(
+                toFile: folder + "/" + name, atomically: false, encoding: .utf8)
+        }
+        try FileManager.default.createSymbolicLink(atPath: folder + "/" + link, withDestinationPath: box.db)
+        let asRoot = geteuid() == 0
+        if asRoot { chown(folder + "/" + foreign, 65534, 65534) }
+        let arguments =
+            cleaner == "doctor"
+            ? ["--db", box.db, "doctor"] : ["--db", box.db, "export", "observations", "--output", folder + "/out.csv"]
+        let result = try Self.run(arguments, environment: box.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let left = Set(try leftovers(folder))
+        #expect(!left.contains(stale))
+        #expect(left.contains(live))
+        #expect(left.contains(link))
+        #expect(left.contains(foreign) == asRoot)
+        if cleaner == "doctor" {
+            #expect(result.stdout.contains("removed 1 left by killed writers"), "\(result.stdout)")
+        }
+    }
 }
