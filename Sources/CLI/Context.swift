@@ -75,8 +75,10 @@ public final class Context {
         return CSVWriter(fileDescriptor: stdoutFD)
     }
 
-    /// Writes one line to stderr, unbuffered.
-    public func err(_ line: String) {
+    /// Writes one line to stderr, unbuffered, its control characters escaped: messages quote
+    /// station files and servers, and their bytes must not drive the terminal.
+    public func err(_ text: String) {
+        let line = text.escapingControls(keepingLines: true)
         if captureStderr {
             stderrLines.append(line)
             return
