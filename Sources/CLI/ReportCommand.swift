@@ -126,7 +126,8 @@ enum ReportCommand {
             let chosen = scored.map(\.0)
             let models = try store.runCountsByModel(locationID: location.id).map(\.model)
             var body = ""
-            body += "<header><h1>\(SVG.escape(location.name)): forecast report</h1>"
+            // <bdi>: a right-to-left name must not carry ": forecast report" along with it.
+            body += "<header><h1><bdi>\(SVG.escape(location.name))</bdi>: forecast report</h1>"
             body += "<p class=\"meta\">\(SVG.escape(metaLine(chosen)))</p></header>\n"
 
             // 1. Errors by lead.
