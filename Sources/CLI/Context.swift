@@ -52,8 +52,21 @@ public final class Context {
 
     public func flush() {
         guard !stdoutBuffer.isEmpty else { return }
-        stdoutBuffer.withUnsafeBytes { writeAll(stdoutFD, $0) }
+        let code = stdoutBuffer.withUnsafeBytes { writeAll(stdoutFD, $0) }
+        if code != 0 && stdoutError == nil { stdoutError = code }
         stdoutBuffer.removeAll(keepingCapacity: true)
+    }
+
+    /// The first failed write to stdout (errno), kept until the command ends.
+    private(set) var stdoutError: Int32?
+
+    /// Flushes stdout and throws when any write to it failed: a truncated answer must not exit 0.
+    func finishOutput() throws {
+        flush()
+        if let code = stdoutError {
+            stdoutError = nil
+            throw OutputWriteError(code: code, path: nil)
+        }
     }
 
     /// A CSV writer on stdout, after what `out` has buffered.
@@ -62,8 +75,10 @@ public final class Context {
         return CSVWriter(fileDescriptor: stdoutFD)
     }
 
-    /// Writes one line to stderr, unbuffered.
-    public func err(_ line: String) {
+    /// Writes one line to stderr, unbuffered, its control characters escaped: messages quote
+    /// station files and servers, and their bytes must not drive the terminal.
+    public func err(_ text: String) {
+        let line = text.escapingControls(keepingLines: true)
         if captureStderr {
             stderrLines.append(line)
             return
@@ -83,14 +98,19 @@ public final class Context {
     public var capturedStderr: [String] { stderrLines }
 }
 
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+/// Writes all of `bytes` to `fd`; returns 0, or the errno of the write that failed.
+@discardableResult
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
     var offset = 0
     while offset < bytes.count {
         let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
         if written < 0 {
             if errno == EINTR { continue }
-            return
+            return errno
         }
+        // A write of nothing would loop forever; treat it as the disk refusing more.
+        if written == 0 { return ENOSPC }
         offset += written
     }
+    return 0
 }

@@ -243,7 +243,7 @@ enum DoctorCommand {
         Command(
             name: "doctor",
             abstract:
-                "Check the database: integrity, foreign keys, schema version, WAL size (--deep: verification sums). Changes nothing unless --repair.",
+                "Check the database: integrity, foreign keys, schema version, WAL size (--deep: verification sums). Changes nothing unless --repair (but removes killed writers' partial files).",
             discussion: """
                 --deep recomputes, for every location, model, source, variable, lead bucket and local day, the
                 partial sums query verify reads, from the stored forecast and observation rows, and compares them
@@ -325,6 +325,16 @@ enum DoctorCommand {
         }
         check("file") { "\(path) (\(bytes(fileSize(path))))" }
         check("sqlite") { DatabaseInspection.sqliteVersion }
+        // The one thing doctor removes: temporary outputs of this user's killed wxdb (SIGKILL, a
+        // crash) beside the database and in the current folder, never a live writer's.
+        check("partial files") {
+            let folders = Set([(path as NSString).deletingLastPathComponent, "."].map { $0.isEmpty ? "." : $0 })
+            let removed = folders.sorted().flatMap { folder in
+                PartialFiles.removeStale(in: folder).map { (folder as NSString).appendingPathComponent($0) }
+            }
+            if removed.isEmpty { return "none left by killed writers" }
+            return "removed \(removed.count) left by killed writers (\(removed.prefix(3).joined(separator: ", ")))"
+        }
         let pageProblems = checkPages(db, quick: args.quick, check: check)
         problems += pageProblems
         check("schema") {

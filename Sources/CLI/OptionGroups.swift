@@ -70,7 +70,11 @@ struct DatabaseOption {
                 defer { free(pointer) }
                 return String(cString: pointer)
             } ?? db
-        let protected = [db, db + "-wal", db + "-shm", db + "-journal", db + ".ingest-lock", real + ".ingest-lock"]
+        // Both spellings: SQLite names the -wal, -shm and journal after the file a symlinked --db
+        // resolves to, the lock is named after --db as given.
+        let protected = [db, real].flatMap { name in
+            ["", "-wal", "-shm", "-journal", ".ingest-lock"].map { name + $0 }
+        }
         return try OutputFile(path: output, stdout: context.stdoutFD, protected: protected)
     }
 }

@@ -170,7 +170,7 @@ struct Report {
 
     func text(_ cell: Cell, _ kind: Kind) -> String {
         switch (cell, kind) {
-        case (.text(let text), _): return text ?? ""
+        case (.text(let text), _): return (text ?? "").escapingControls()
         case (.list(let items), _): return items.joined(separator: ",")
         case (.numbers(let items), _): return items.map { formatNumber($0) }.joined(separator: ", ")
         case (.integer(let number), _): return number.map { String($0) } ?? ""

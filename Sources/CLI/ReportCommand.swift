@@ -84,11 +84,11 @@ enum ReportCommand {
             store: store, location: location, variables: options.variables, range: range, at: at, leads: leads,
             source: options.source, units: options.units.units, now: context.nowUnix
         ).html()
-        context.flush()
+        try context.finishOutput()
         let output = try options.database.outputFile(options.output, context)
         do {
             let bytes = Array(page.utf8)
-            bytes.withUnsafeBytes { writeAll(output.fd, $0) }
+            try bytes.withUnsafeBytes { try output.write($0) }
             try output.commit()
             if let path = options.output { context.note("Wrote the report (\(bytes.count) bytes) to \(path)") }
         } catch {
@@ -126,7 +126,8 @@ enum ReportCommand {
             let chosen = scored.map(\.0)
             let models = try store.runCountsByModel(locationID: location.id).map(\.model)
             var body = ""
-            body += "<header><h1>\(SVG.escape(location.name)): forecast report</h1>"
+            // <bdi>: a right-to-left name must not carry ": forecast report" along with it.
+            body += "<header><h1><bdi>\(SVG.escape(location.name))</bdi>: forecast report</h1>"
             body += "<p class=\"meta\">\(SVG.escape(metaLine(chosen)))</p></header>\n"
 
             // 1. Errors by lead.

@@ -176,7 +176,8 @@ enum StationImportCommands {
         ])
         report.rows = listed.map { item in
             [
-                .text(item.statisticID), .text(item.unit), .int(item.hours),
+                // The file's own text, escaped in every format: it may hold terminal escapes.
+                .text(item.statisticID.escapingControls()), .text(item.unit?.escapingControls()), .int(item.hours),
                 .list([item.hasMean ? "mean" : nil, item.hasSum ? "sum" : nil].compactMap { $0 }),
                 .time(item.firstStart.map { $0 + 3600 }), .time(item.lastStart.map { $0 + 3600 })
             ]

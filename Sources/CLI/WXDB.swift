@@ -45,7 +45,7 @@ public enum WXDB {
                 context.quiet = !parsed.values("quiet").isEmpty
                 context.verbose = !parsed.values("verbose").isEmpty
                 try await run(context)
-                context.flush()
+                try context.finishOutput()
                 return 0
             }
         } catch let error as UsageError {
@@ -64,6 +64,8 @@ public enum WXDB {
             return 1
         } catch let error as CSVWriteError where error.code == EPIPE {
             // The reader went away (`wxdb export ... | head`): not a failure of ours.
+            return 0
+        } catch let error as OutputWriteError where error.code == EPIPE && error.path == nil {
             return 0
         } catch {
             context.flush()

@@ -107,6 +107,6 @@ public struct CoverageCalendar: Sendable {
             out += SVG.text("\(state.label): \(counts[state] ?? 0) h", x: lx + 16, y: 35)
         }
         out += "</g></svg>"
-        return out
+        return SVG.presented(out)
     }
 }

@@ -272,7 +272,7 @@ public struct LineChart: Sendable {
             out += SVG.text(key, x: Double(width) - 238, y: ly, cssClass: "small")
         }
         out += "</g></svg>"
-        return out
+        return SVG.presented(out)
     }
 }
 

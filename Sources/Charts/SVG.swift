@@ -1,7 +1,10 @@
 // Small, dependency-free SVG charts: pure functions from data to SVG text. Every text that reaches
 // the output is escaped (location and model names come from users and servers), numbers are written
 // with a fixed number of decimals (the output is the same byte for byte on every run), and colours
-// come from CSS classes so one stylesheet handles print and dark mode.
+// come from CSS classes so one stylesheet handles print and dark mode. Each class's look is also
+// written as SVG presentation attributes (which any CSS rule overrides), so a page served under a
+// Content-Security-Policy that blocks the inline stylesheet still shows coloured lines on a light
+// ground, not black shapes.
 
 /// Escaping and number formatting shared by every chart.
 public enum SVG {
@@ -19,6 +22,9 @@ public enum SVG {
             // Control characters are not allowed in XML 1.0: a hostile name must not break the document.
             case "\u{0}"..."\u{8}", "\u{B}", "\u{C}", "\u{E}"..."\u{1F}", "\u{7F}", "\u{FFFE}", "\u{FFFF}":
                 out += "\u{FFFD}"
+            // Bidirectional embeddings, overrides and isolates would make a name read backwards
+            // or carry the text after it along: dropped (headings isolate names with <bdi>).
+            case "\u{202A}"..."\u{202E}", "\u{2066}"..."\u{2069}": break
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -93,6 +99,104 @@ public enum SVG {
         .wx-chart .k-failed{fill:#D55E00}
         @media (prefers-color-scheme:dark){.wx-chart .c0{stroke:#56B4E9;fill:#56B4E9}}
         """
+
+    /// The presentation attributes that give an element of `classes` the look `css` gives it:
+    /// colours first, then what the structural classes (line, axis, grid, ...) fix over them,
+    /// as the stylesheet's more specific rules do.
+    public static func presentation(_ classes: [Substring]) -> [(String, String)] {
+        var attributes: [(String, String)] = []
+        func set(_ name: String, _ value: String) {
+            if let index = attributes.firstIndex(where: { $0.0 == name }) {
+                attributes[index].1 = value
+            } else {
+                attributes.append((name, value))
+            }
+        }
+        for name in classes {
+            if let colour = paletteColours[String(name)] {
+                set("stroke", colour)
+                set("fill", colour)
+            } else if name == "cobs" {
+                set("stroke", "currentColor")
+                set("fill", "currentColor")
+            } else if let colour = stateColours[String(name)] {
+                set("fill", colour)
+            }
+        }
+        for name in classes {
+            let fixed: [(String, String)]
+            switch name {
+            case "wx-chart":
+                fixed = [("font-family", "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"), ("font-size", "12")]
+            case "title": fixed = [("font-size", "14"), ("font-weight", "600")]
+            case "small": fixed = [("font-size", "10")]
+            case "axis": fixed = [("stroke", "currentColor"), ("stroke-width", "1"), ("fill", "none")]
+            case "grid":
+                fixed = [("stroke", "currentColor"), ("stroke-opacity", ".15"), ("stroke-width", "1"), ("fill", "none")]
+            case "ref":
+                fixed = [
+                    ("stroke", "currentColor"), ("stroke-opacity", ".6"), ("stroke-dasharray", "4 3"), ("fill", "none")
+                ]
+            case "line":
+                fixed = [
+                    ("fill", "none"), ("stroke-width", classes.contains("cobs") ? "1.5" : "2"),
+                    ("stroke-linejoin", "round")
+                ]
+            case "n-row": fixed = [("stroke", "none")]
+            case "d1": fixed = [("stroke-dasharray", "6 3")]
+            case "d2": fixed = [("stroke-dasharray", "2 3")]
+            case "d3": fixed = [("stroke-dasharray", "8 3 2 3")]
+            default: fixed = []
+            }
+            for (attribute, value) in fixed { set(attribute, value) }
+        }
+        return attributes
+    }
+
+    static let paletteColours = [
+        "c0": "#0072B2", "c1": "#D55E00", "c2": "#009E73", "c3": "#CC79A7", "c4": "#E69F00", "c5": "#56B4E9",
+        "c6": "#F0E442"
+    ]
+    static let stateColours = [
+        "k-fetched": "#009E73", "k-repeated": "#56B4E9", "k-missed": "#D55E00", "k-failed": "#D55E00"
+    ]
+
+    /// `svg` with the presentation attributes of every tag's `class="..."` added at the end of the
+    /// tag (an attribute the tag already has is left as it is).
+    public static func presented(_ svg: String) -> String {
+        let bytes = Array(svg.utf8)
+        let marker = Array(" class=\"".utf8)
+        let quote = UInt8(ascii: "\""), less = UInt8(ascii: "<"), greater = UInt8(ascii: ">")
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bytes.count / 4)
+        var tagStart = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == less { tagStart = index }
+            guard byte == marker[0], bytes[index...].starts(with: marker) else {
+                out.append(byte)
+                index += 1
+                continue
+            }
+            let valueStart = index + marker.count
+            guard let close = bytes[valueStart...].firstIndex(of: quote) else {
+                out += bytes[index...]
+                break
+            }
+            // At the end of the tag (before `>` or `/>`), so the attributes written first stay first.
+            let tagEnd = bytes[close...].firstIndex(of: greater) ?? bytes.count
+            let insertAt = tagEnd > close + 1 && bytes[tagEnd - 1] == UInt8(ascii: "/") ? tagEnd - 1 : tagEnd
+            let tag = String(decoding: bytes[tagStart..<tagEnd], as: UTF8.self)
+            out += bytes[index..<insertAt]
+            let classes = String(decoding: bytes[valueStart..<close], as: UTF8.self).split(separator: " ")
+            for (name, value) in presentation(classes) where !tag.contains(" \(name)=\"") {
+                out += Array(" \(name)=\"\(value)\"".utf8)
+            }
+            index = insertAt
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 
     /// Opens an `<svg>` with its accessible name: `role="img"`, a `<title>` and `aria-labelledby`.
     /// `standalone` adds the namespace and the stylesheet, for a file of its own.

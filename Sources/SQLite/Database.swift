@@ -37,6 +37,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isNotADatabase: Bool { code == SQLITE_NOTADB || code == SQLITE_CORRUPT }
     public var isReadOnly: Bool { code == SQLITE_READONLY }
     public var isDiskFull: Bool { code == SQLITE_FULL }
+    /// A statement stopped by `sqlite3_interrupt` or a progress handler (`Database.limitWork`).
+    public var isInterrupted: Bool { code == SQLITE_INTERRUPT }
     public var isCantOpen: Bool { code == SQLITE_CANTOPEN }
 
     public init(extendedCode: Int32, message: String, sql: String?) {
@@ -158,6 +160,7 @@ public final class Database {
 
     deinit {
         statementCache.removeAll()
+        if workBudget != nil { sqlite3_progress_handler(handle, 0, nil, nil) }
         sqlite3_close_v2(handle)
     }
 
@@ -226,6 +229,29 @@ public final class Database {
         try firstRow(sql, arguments) { $0.optionalString(0) } ?? nil
     }
 
+    /// Caps the work the connection's statements may do from now on at about `steps` virtual
+    /// machine instructions in all, and any one text or blob at `valueBytes`: a file from elsewhere
+    /// can hold a view over an endless recursive query, and reading it must end. A statement that
+    /// passes the cap fails with `SQLITE_INTERRUPT` and `workLimitReached` turns true.
+    public func limitWork(steps: Int64, valueBytes: Int32) {
+        let budget = WorkBudget(remaining: max(1, steps / WorkBudget.stride))
+        workBudget = budget
+        sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, valueBytes)
+        sqlite3_progress_handler(
+            handle, Int32(WorkBudget.stride),
+            { context in
+                let budget = Unmanaged<WorkBudget>.fromOpaque(context!).takeUnretainedValue()
+                budget.remaining -= 1
+                if budget.remaining > 0 { return 0 }
+                budget.exceeded = true
+                return 1
+            }, Unmanaged.passUnretained(budget).toOpaque())
+    }
+
+    /// True once a statement was stopped by `limitWork`.
+    public var workLimitReached: Bool { workBudget?.exceeded ?? false }
+    private var workBudget: WorkBudget?
+
     /// How long a statement waits for another connection's lock before failing with busy.
     public func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
@@ -288,3 +314,11 @@ public final class Database {
 // Stated, not just implied: a connection must not cross threads (see `Database`).
 @available(*, unavailable)
 extension Database: Sendable {}
+
+/// What is left of a `limitWork` budget, counted in handler calls of `stride` instructions each.
+final class WorkBudget {
+    static let stride: Int64 = 1000
+    var remaining: Int64
+    var exceeded = false
+    init(remaining: Int64) { self.remaining = remaining }
+}

@@ -661,7 +661,9 @@ extension Store {
             [
                 .integer(fetch.fetchedAt), locationID.sqlValue, model.sqlValue, .text(fetch.origin.rawValue),
                 .text(outcome),
-                fetch.httpStatus.sqlValue, error.sqlValue, fetch.durationMilliseconds.sqlValue, runID.sqlValue,
+                // A server's reason is quoted in the error; stored escaped, as it would be printed.
+                fetch.httpStatus.sqlValue, error.map { $0.escapingControls() }.sqlValue,
+                fetch.durationMilliseconds.sqlValue, runID.sqlValue,
                 fetch.request.sqlValue,
                 fetch.apiWeight.sqlValue
             ])

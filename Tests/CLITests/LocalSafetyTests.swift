@@ -537,8 +537,8 @@ struct LocalSafetyBinaryTests {
     }
 
     @Test(
-        "SIGTERM and SIGINT during export --output remove the partial file and keep the old output",
-        arguments: [SIGTERM, SIGINT])
+        "SIGTERM, SIGINT, SIGHUP and SIGUSR1 during export --output remove the partial file and keep the old output",
+        arguments: [SIGTERM, SIGINT, SIGHUP, SIGUSR1])
     func signalRemovesPartial(_ signalNumber: Int32) async throws {
         guard let binary = Self.binary else { return }
         let box = Sandbox()

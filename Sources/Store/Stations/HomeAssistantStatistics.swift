@@ -33,14 +33,17 @@ public enum HomeAssistantStatistics {
     public static func list(path: String) throws -> [Listed] {
         try readStationFile(path, kind: "Home Assistant database") { db in
             try checkSchema(db, path: path)
+            // The first and last start a reading can have: a start_ts of 1e300 is none.
             return try db.rows(
                 """
                 SELECT m.statistic_id, m.unit_of_measurement, count(s.start_ts), count(s.mean), count(s.sum),
-                       min(s.start_ts), max(s.start_ts)
+                       min(CASE WHEN s.start_ts BETWEEN ?1 AND ?2 THEN s.start_ts END),
+                       max(CASE WHEN s.start_ts BETWEEN ?1 AND ?2 THEN s.start_ts END)
                 FROM statistics_meta m LEFT JOIN statistics s ON s.metadata_id = m.id
                 WHERE m.statistic_id IS NOT NULL
                 GROUP BY m.id ORDER BY m.statistic_id
-                """
+                """,
+                [.real(Double(stationTimes.lowerBound)), .real(Double(stationTimes.upperBound))]
             ) { row in
                 Listed(
                     statisticID: row.string(0), unit: row.optionalString(1), hours: row.int(2), hasMean: row.int(3) > 0,
@@ -125,7 +128,13 @@ public enum HomeAssistantStatistics {
         guard let first = valid.min(), let last = valid.max() else { return result }
         result.firstHour = first
         result.lastHour = last
-        for hour in stride(from: first, through: last, by: 3600) {
+        // Only the hours some row makes valid are looked at; the stretches between them hold no row
+        // of any sensor and are counted as gaps in one step (rows in 1970 and 2100 must not mean a
+        // million turns of a loop).
+        var previous = first - 3600
+        for hour in Set(valid).sorted() {
+            result.recordGaps((hour - previous) / 3600 - 1)
+            previous = hour
             var outcomes: [Int: Result<Double, StationMissingMark>] = [:]
             for entry in series {
                 let variable = Variables.hourly[entry.sensor.variable]

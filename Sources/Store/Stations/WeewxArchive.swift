@@ -42,9 +42,12 @@ public enum WeewxArchive {
         }
         var result = StationImport(variables: (instantIndices + [precipitation, gusts]).sorted())
         let bounds = hourBounds(from: from, to: to)
+        // Only records a reading can have (a hostile `Int64.min` or 4e18 is none), in the range
+        // asked for and the hour before it (precipitation sums the records in (H - 1 h, H]).
+        let window: [SQLValue] = [.integer(bounds.first - 3600), .integer(bounds.last)]
         guard
             let span = try db.firstRow(
-                "SELECT min(dateTime), max(dateTime) FROM archive", [],
+                "SELECT min(dateTime), max(dateTime) FROM archive WHERE dateTime > ? AND dateTime <= ?", window,
                 {
                     row -> (Int64, Int64)? in row.isNull(0) ? nil : (row.int64(0), row.int64(1))
                 }) ?? nil
@@ -66,11 +69,14 @@ public enum WeewxArchive {
 
         var hour = Hour(time: first)
         var systems: Set<Int> = []
+        // Hours no record falls in are counted in one step: two records 130 years apart must not
+        // take a million turns of a loop.
         func finish(through time: Int64) {
-            while hour.time < time {
-                result.record(hour: hour.time, outcomes: hour.outcomes())
-                hour = Hour(time: hour.time + 3600)
-            }
+            guard hour.time < time else { return }
+            result.record(hour: hour.time, outcomes: hour.outcomes())
+            let empty = (time - hour.time) / 3600 - 1
+            result.recordGaps(empty)
+            hour = Hour(time: hour.time + (empty + 1) * 3600)
         }
         while let row = try statement.step() {
             let time = row.int64(0)
@@ -79,7 +85,8 @@ public enum WeewxArchive {
             systems.insert(usUnits)
             hour.add(
                 Record(
-                    time: time, usUnits: usUnits, interval: row.isNull(2) ? 0 : row.int64(2),
+                    // An interval past a day is no archive interval; clamped so sums cannot overflow.
+                    time: time, usUnits: usUnits, interval: row.isNull(2) ? 0 : min(max(row.int64(2), 0), 1440 * 365),
                     values: (0..<wanted.count).map { number(row, 3 + $0) }))
             result.recordsRead += 1
         }
