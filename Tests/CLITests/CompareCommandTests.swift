@@ -112,6 +112,11 @@ struct CompareTests {
             let mae = (row["mae"]?.arrayValue ?? []).compactMap { $0.numberValue }
             #expect(mae.count == 2 && mae[0] < mae[1])
             #expect((row["mean_difference"]?.numberValue ?? 0) < 0)
+            // diff is the difference of the MAE columns beside it (issue #25), at most 15 digits.
+            if mae.count == 2 {
+                #expect(abs((row["mean_difference"]?.numberValue ?? 0) - (mae[0] - mae[1])) < 1e-9, "lead \(lead)")
+            }
+            for value in mae { #expect(NumberText.significantDigits(value.description) <= 15) }
             #expect((row["ci_high"]?.numberValue ?? 1) < 0)
         }
         #expect(document["headline"]?.stringValue?.hasPrefix("icon beat gfs at 0–384 h by") == true)
@@ -135,6 +140,43 @@ struct CompareTests {
             #expect(rows.count == 16)
             #expect(Double(even) >= 0.8 * Double(rows.count), "seed \(seed): \(even) of \(rows.count)")
         }
+    }
+
+    @Test("identical models: no verdict, and the note says zero variance, not too few days (issue #27)")
+    func identicalModels() async throws {
+        let history = try TwoModelHistory { _, run, valid, lead in
+            runNoise(seed: 4, model: 0, run: run, valid: valid, lead: lead)
+        }
+        let document = try await history.json("query", "compare", "--location", "Testville")
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(rows.allSatisfy { $0["better"]?.isNull == true && $0["dm_statistic"]?.isNull == true })
+        let notes = (document["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(notes.contains { $0.contains("zero variance") && $0.contains("identical") }, "\(notes)")
+        #expect(!notes.contains { $0.contains("too few") }, "\(notes)")
+        #expect(document["headline"]?.stringValue?.hasPrefix("No significant difference") == true)
+    }
+
+    @Test("--method hln keeps BoM scores' DM figure: the statistic of the daily mean differences at the lead's horizon")
+    func hlnMethod() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 5, model: model, run: run, valid: valid, lead: lead) + (model == 1 ? 0.4 : 0)
+        }
+        let hln = try await history.json("query", "compare", "--location", "Testville", "--method", "hln")
+        let hac = try await history.json("query", "compare", "--location", "Testville")
+        #expect(hln["method"]?.stringValue == "hln" && hac["method"]?.stringValue == "hac")
+        let rows = try #require(hln["rows"]?.arrayValue)
+        let first = try #require(rows.first)
+        #expect(first["horizon_days"]?.numberValue == 1)
+        #expect(first["degrees_of_freedom"]?.isNull == true)
+        #expect(hac["rows"]?.arrayValue?.first?["degrees_of_freedom"]?.numberValue ?? 0 >= 4)
+        // The first bucket's statistic is DieboldMariano's on the daily means of the matched hours.
+        let result = try Compare.compare(
+            history.store, location: history.location, options: CompareOptions(variable: temperature, method: .hln))
+        #expect(first["dm_statistic"]?.numberValue == result.rows[0].statistic.map { NumberText.tidy($0) })
+        let notes = (hln["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(notes.contains { $0.hasPrefix("--method hln") })
+        let usage = await history.box.run("query", "compare", "--location", "Testville", "--method", "dm")
+        #expect(usage.code == 64)
     }
 
     @Test("matched hours only: MAE, RMSE and n equal an independent count over the hours both models forecast")
@@ -176,7 +218,7 @@ struct CompareTests {
         // a's per-hour mean e²: (1+9)/2, (4+0)/2, (1+0)/2 = 5, 2, 0.5; b's: 0, 0, 4.
         #expect(abs(row.rmse.0 - (7.5 / 3).squareRoot()) < 1e-12)
         #expect(abs(row.rmse.1 - (4.0 / 3).squareRoot()) < 1e-12)
-        #expect(abs(row.test.meanDifference - (3.5 - 2) / 3) < 1e-12)
+        #expect(abs(row.meanDifference - (3.5 - 2) / 3) < 1e-12)
     }
 
     @Test("compare needs two different models: a usage error, or what to do when the location has one")
