@@ -273,3 +273,65 @@ struct CompareTests {
         #expect(near(row?["flip_flop_index"]?.numberValue, 3.6, 1e-9))
     }
 }
+
+@Suite("query verify: score intervals on a generated history")
+struct VerifyIntervalCommandTests {
+    @Test("every score has its interval around it, the same on every run; 90% is narrower; 0 turns them off")
+    func intervals() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 6, model: model, run: run, valid: valid, lead: lead) + 0.5
+        }
+        let document = try await history.json("query", "verify", "--location", "Testville")
+        let again = try await history.json("query", "verify", "--location", "Testville")
+        #expect(document.serialized() == again.serialized())
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(rows.count == LeadBuckets.all.count)
+        for row in rows {
+            for score in ["bias", "mae", "rmse", "error_sd", "correlation", "persistence_skill"] {
+                let value = try #require(row[score]?.numberValue, "\(score)")
+                let low = try #require(row[score + "_ci_low"]?.numberValue, "\(score)_ci_low")
+                let high = try #require(row[score + "_ci_high"]?.numberValue, "\(score)_ci_high")
+                #expect(low <= value && value <= high && low < high, "\(score): \(low) \(value) \(high)")
+            }
+        }
+        let notes = (document["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(notes.contains { $0.hasPrefix("95% intervals: stationary block bootstrap over the valid days") })
+
+        let narrow = try await history.json("query", "verify", "--location", "Testville", "--confidence", "90")
+        for (wide, tight) in zip(rows, narrow["rows"]?.arrayValue ?? []) {
+            let w = (wide["mae_ci_high"]?.numberValue ?? 0) - (wide["mae_ci_low"]?.numberValue ?? 0)
+            let t = (tight["mae_ci_high"]?.numberValue ?? 0) - (tight["mae_ci_low"]?.numberValue ?? 0)
+            #expect(t < w)
+        }
+        let off = try await history.json("query", "verify", "--location", "Testville", "--confidence", "0")
+        #expect(off["rows"]?.arrayValue?.first?["mae_ci_low"] == nil)
+        #expect(off["rows"]?.arrayValue?.first?["mae"]?.numberValue == rows.first?["mae"]?.numberValue)
+
+        let table = await history.box.run("query", "verify", "--location", "Testville")
+        #expect(table.code == 0)
+        let line = try #require(table.stdout.split(separator: "\n").first { $0.hasPrefix("1–2 d") })
+        #expect(line.contains("(") && line.contains(")"), "\(line)")
+
+        let usage = await history.box.run("query", "verify", "--location", "Testville", "--confidence", "20")
+        #expect(usage.code == 64)
+        #expect(usage.stderrText.contains("--confidence is a level in percent"))
+    }
+
+    @Test("fewer than 10 valid days: no interval, and a note saying so")
+    func tooFewDays() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 7, model: model, run: run, valid: valid, lead: lead)
+        }
+        let from = CivilTime.isoUTC(TwoModelHistory.start + 2 * 86_400).prefix(10)
+        let to = CivilTime.isoUTC(TwoModelHistory.start + 6 * 86_400).prefix(10)
+        let document = try await history.json(
+            "query", "verify", "--location", "Testville", "--from", String(from), "--to", String(to))
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(!rows.isEmpty)
+        #expect(rows.allSatisfy { $0["mae_ci_low"]?.isNull == true && $0["mae"]?.numberValue != nil })
+        let notes = (document["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(
+            notes.contains { $0.hasPrefix("no interval where fewer than 10 valid days have pairs: 0–6 h (5 day(s))") },
+            "\(notes)")
+    }
+}
