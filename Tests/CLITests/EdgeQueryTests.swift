@@ -350,7 +350,8 @@ struct PruneEdgeTests {
         // Day 1 holds only the pruned run's pairs; at a threshold other than 0.1 mm its table is unknown.
         let verify = await box.run(
             "query", "verify", "--location", "Here", "--source", "station", "--var", "precipitation",
-            "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json", "--confidence", "0")
+            "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json", "--confidence", "0"
+        )
         #expect(verify.code == 0, "\(verify.stderrText)")
         let doc = try parseJSON(verify.stdout)
         let rows = try #require(doc["rows"]?.arrayValue)
