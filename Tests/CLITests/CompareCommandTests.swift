@@ -335,3 +335,42 @@ struct VerifyIntervalCommandTests {
             "\(notes)")
     }
 }
+
+@Suite("query trend and report: intervals per day and as bands")
+struct TrendIntervalTests {
+    @Test("trend --every day: each day's mean error has its interval; the headline says whether the bias is noise")
+    func trendDays() async throws {
+        let history = try TwoModelHistory(models: ["icon"]) { _, run, valid, lead in
+            runNoise(seed: 8, model: 0, run: run, valid: valid, lead: lead) + 2
+        }
+        let document = try await history.json(
+            "query", "trend", "--location", "Testville", "--lead", "24", "--every", "day")
+        let rows = try #require(document["rows"]?.arrayValue)
+        let full = rows.filter { $0["hours"]?.numberValue == 24 }
+        #expect(!full.isEmpty)
+        for row in full {
+            let error = try #require(row["error"]?.numberValue)
+            let low = try #require(row["error_ci_low"]?.numberValue)
+            let high = try #require(row["error_ci_high"]?.numberValue)
+            #expect(low < error && error < high)
+        }
+        let bias = try #require(document["bias"]?.numberValue)
+        let low = try #require(document["bias_ci_low"]?.numberValue)
+        let high = try #require(document["bias_ci_high"]?.numberValue)
+        #expect(low < bias && bias < high && low > 0)
+        let table = await history.box.run("query", "trend", "--location", "Testville", "--lead", "24")
+        #expect(table.stdout.contains("The bias is beyond the noise (95% interval +"), "\(table.stdout.prefix(300))")
+    }
+
+    @Test("the report draws the MAE's intervals as bands on the error-by-lead chart; its score table stays as it was")
+    func reportBands() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 9, model: model, run: run, valid: valid, lead: lead)
+        }
+        let page = await history.box.run("report", "--location", "Testville", "--var", "temperature_2m")
+        #expect(page.code == 0, "\(page.stderrText)")
+        #expect(page.stdout.contains("<path class=\"band c0\""))
+        #expect(page.stdout.contains("the shaded bands are 95% intervals of the MAE"))
+        #expect(!page.stdout.contains("mae_ci_low"))
+    }
+}
