@@ -20,8 +20,16 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         .target(name: "WxSQLite", dependencies: ["CSQLite"], path: "Sources/SQLite"),
         .target(name: "WxCore", path: "Sources/Core"),
+        // Official stations' files (METAR, ISD-Lite, GHCNh, Meteostat) read into hourly values;
+        // zlib only for their gzip downloads.
+        .target(name: "WxStations", dependencies: ["WxCore", "CZlib"], path: "Sources/Stations"),
         .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
@@ -29,7 +37,7 @@ let package = Package(
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
             name: "WxCLI",
-            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts"],
+            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts", "WxStations"],
             path: "Sources/CLI"
         ),
         .executableTarget(name: "wxdb", dependencies: ["WxCLI"], path: "Sources/wxdb"),
@@ -43,6 +51,7 @@ let package = Package(
         .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
+        .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

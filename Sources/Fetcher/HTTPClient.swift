@@ -237,6 +237,8 @@ public final class HTTPClient: Sendable {
     public let userAgent: String
     /// The body limit of `get` when the caller gives none.
     public let maxBodyBytes: Int
+    /// Whether a 2xx body must be JSON (Open-Meteo); false for the station archives' CSV and gzip.
+    public let expectsJSON: Bool
     /// Waits between attempts (injected by tests, which count attempts instead of seconds).
     public let sleep: @Sendable (TimeInterval) async throws -> Void
     /// The wall clock, for `Retry-After` dates and the next minute of Open-Meteo's minutely limit.
@@ -255,12 +257,14 @@ public final class HTTPClient: Sendable {
     ///   - userAgent: sent as `User-Agent` (Open-Meteo asks API users to identify themselves).
     ///   - maxBodyBytes: the largest body accepted; a larger one is cut off as it arrives.
     ///   - sleep, now: how to wait and what time it is (tests inject both).
+    ///   - expectsJSON: whether a 2xx body that is not JSON is a broken answer worth retrying.
     public init(
         timeout: TimeInterval = 30, retry: RetryPolicy = .init(), userAgent: String,
         maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes,
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep,
-        now: @escaping @Sendable () -> Date = Date.init
+        now: @escaping @Sendable () -> Date = Date.init, expectsJSON: Bool = true
     ) {
+        self.expectsJSON = expectsJSON
         self.timeout = timeout
         self.retry = retry
         self.userAgent = userAgent
@@ -306,7 +310,7 @@ public final class HTTPClient: Sendable {
         request.httpMethod = "GET"
         request.timeoutInterval = max(1, timeout.rounded(.up))  // see init: whole seconds only
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.setValue(expectsJSON ? "application/json" : "*/*", forHTTPHeaderField: "Accept")
 
         var number = 0
         // Time used so far: attempts as measured plus waits as asked for (so an injected
@@ -507,7 +511,7 @@ public final class HTTPClient: Sendable {
             let result: Result<HTTPResponse, FetchError>
             switch status {
             case 200..<300:
-                if let problem = Self.bodyProblem(response) {
+                if let problem = Self.bodyProblem(response, json: expectsJSON) {
                     result = .failure(.invalidBody(problem))
                 } else {
                     result = .success(response)
@@ -530,11 +534,12 @@ public final class HTTPClient: Sendable {
 
     /// A cheap plausibility check, not a parse: decoding is the caller's job, but broken bodies
     /// that a retry can fix must be caught here, where retries happen.
-    static func bodyProblem(_ r: HTTPResponse) -> String? {
+    static func bodyProblem(_ r: HTTPResponse, json: Bool = true) -> String? {
         if let declared = r.headers["content-length"].flatMap(Int.init), declared != r.body.count {
             return "the body was cut off (\(r.body.count) of \(declared) bytes)"
         }
         if r.body.isEmpty { return "the body is empty" }
+        if !json { return nil }
         if let type = r.headers["content-type"], !type.lowercased().contains("json") {
             return "expected JSON but got \(type)"
         }

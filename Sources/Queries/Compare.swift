@@ -166,7 +166,8 @@ public enum Compare {
         }
         let models = try chooseModels(store, location: location, requested: options.models)
         for model in models { try QuerySupport.requireRuns(store, location: location, model: model) }
-        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
+        let source = try ObservationSources.resolve(
+            store, location: location, requested: options.source, models: models)
         let quantity = variable.quantity
         let units = options.units
 
@@ -236,7 +237,7 @@ public enum Compare {
         }
         decide(&rows, models: models, level: options.level)
         let tested = rows.filter { $0.pValue != nil }.count
-        var notes: [String] = []
+        var notes: [String] = SourceNames.modelDerivedNote(source).map { [$0] } ?? []
         let percent = Words.percent(options.level)
         switch options.method {
         case .hac:
