@@ -19,6 +19,15 @@ enum ChartViews {
         let labels = buckets.map { QueryVerify.leadLabel($0.from, $0.to) }
         var models: [String?] = []
         for row in result.rows where !models.contains(row.model) { models.append(row.model) }
+        func band(_ rows: [VerifyRow], _ score: IntervalScore) -> [ChartBand] {
+            rows.compactMap { row in
+                row.intervals?.scores[score].map {
+                    ChartBand(
+                        x: position[LeadBucket(from: row.leadFromHours, to: row.leadToHours)]!, low: $0.low,
+                        high: $0.high)
+                }
+            }
+        }
         var series: [ChartSeries] = []
         for (index, model) in models.enumerated() {
             let rows = result.rows.filter { $0.model == model }
@@ -34,14 +43,15 @@ enum ChartViews {
                 }
             }
             if variable.isProbability {
-                series.append(
-                    ChartSeries(
-                        name: "\(name) Brier", points: points({ $0.brier?.score }, withN: true),
-                        colour: .palette(index)))
+                var brier = ChartSeries(
+                    name: "\(name) Brier", points: points({ $0.brier?.score }, withN: true), colour: .palette(index))
+                brier.band = band(rows, .brier)
+                series.append(brier)
             } else {
-                series.append(
-                    ChartSeries(
-                        name: "\(name) MAE", points: points({ $0.scores.mae }, withN: true), colour: .palette(index)))
+                var mae = ChartSeries(
+                    name: "\(name) MAE", points: points({ $0.scores.mae }, withN: true), colour: .palette(index))
+                mae.band = band(rows, .mae)
+                series.append(mae)
                 series.append(
                     ChartSeries(
                         name: "\(name) bias", points: points({ $0.scores.bias }, withN: false), colour: .palette(index),
@@ -52,7 +62,7 @@ enum ChartViews {
         var chart = LineChart(
             id: id, title: "\(variable.name): \(what) by lead time (against \(result.source))",
             description:
-                "\(what) of \(variable.name) forecasts for \(result.location) by lead time bucket, one colour per model; the numbers under the axis are the pairs behind each point.",
+                "\(what) of \(variable.name) forecasts for \(result.location) by lead time bucket, one colour per model; the numbers under the axis are the pairs behind each point\(result.rows.contains { $0.intervals != nil } ? "; the shaded bands are 95% intervals of the \(variable.isProbability ? "Brier score" : "MAE") (block bootstrap over valid days)" : "").",
             xTitle: "lead time", yTitle: variable.isProbability ? "Brier score (0 best)" : "error (\(unit))",
             series: series)
         chart.xAxis = .categories(buckets.indices.map(Double.init), labels)

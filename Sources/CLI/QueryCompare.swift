@@ -10,6 +10,7 @@ enum QueryCompare {
         var variable = VariableOption()
         var models: [String] = []
         var grouping: LeadGrouping = .lead
+        var method: CompareMethod = .hac
         var source: String?
         var range = TimeRangeOptions()
         var units = UnitsOption()
@@ -24,6 +25,10 @@ enum QueryCompare {
                     .choice(
                         "by", "grouping", "lead (buckets 0-6, 6-12, 12-24 h, then days) or day (lead days).",
                         default: .lead, \.grouping),
+                    .choice(
+                        "method", "method",
+                        "hac (MAE difference on matched hours, HAC variance over days: honest when errors persist) or hln (BoM scores' Diebold-Mariano with the HLN correction).",
+                        default: .hac, \.method),
                     QueryCommand.sourceOption(\.source)
                 ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
@@ -43,15 +48,16 @@ enum QueryCompare {
     static var command: Command {
         Command(
             name: "compare",
-            abstract: "Which of two models is better, on matched hours, with the Diebold-Mariano test.",
+            abstract: "Which of two models is better, on matched hours, with one verdict over all lead buckets.",
             discussion: """
                 For each lead bucket, only the valid hours that both models forecast with a lead in the bucket and that were
-                observed count (matched pairs); each model's MAE and RMSE are over exactly those hours. The test compares
-                their absolute errors, one mean difference per valid day, with the Diebold-Mariano test and the
-                Harvey-Leybourne-Newbold small-sample correction (horizon: the bucket's longest lead in days). 'better' names
-                the model with the smaller error where p < 0.05, else there is no significant difference. Each bucket is
-                tested on its own: with 18 buckets about one 'significant' difference is expected by chance alone.
-                --from/--to filter on valid time.
+                observed count (matched pairs); each model's MAE and RMSE are over exactly those hours, and diff is MAE A
+                minus MAE B. Days are the units of the test (errors persist with the weather): --method hac (default) gives
+                diff a 95% interval from a HAC variance over the calendar of days (equal-weighted cosines, as many as the
+                days' autocorrelation allows; Student's t), missing days are gaps. --method hln runs BoM scores' Diebold-
+                Mariano test with the Harvey-Leybourne-Newbold correction on the daily mean differences instead. 'better' is
+                one verdict over all buckets: Holm's adjusted p (p_adjusted) below 0.05, so equal models are told apart
+                anywhere in at most 5% of histories. --from/--to filter on valid time.
                 """,
             options: Options.self, run: run)
     }
@@ -63,7 +69,7 @@ enum QueryCompare {
             variable: options.variable.variable, models: options.models.isEmpty ? nil : options.models,
             grouping: options.grouping,
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix), source: options.source,
-            units: options.units.units)
+            units: options.units.units, method: options.method)
         let result: CompareResult
         do {
             result = try Compare.compare(store, location: location, options: query)
@@ -77,6 +83,12 @@ enum QueryCompare {
     static func report(_ result: CompareResult, _ location: Location) -> Report {
         let (a, b) = (result.models[0], result.models[1])
         let unit = result.unit
+        let pText: (Report.Cell) -> String = { cell in
+            if case .number(let p?) = cell { return p < 0.001 ? "<0.001" : formatNumber(p, places: 3) }
+            return ""
+        }
+        let percent = formatNumber(
+            result.confidence * 100, places: result.confidence * 100 == (result.confidence * 100).rounded() ? 0 : 1)
         var report = Report(columns: [
             .init("location", .text, only: [.csv]), .init("variable", .text, only: [.csv]),
             .init("source", .text, only: [.csv]),
@@ -91,13 +103,12 @@ enum QueryCompare {
             .init("rmse_b", .number(places: 2), label: "RMSE \(b)", unit: unit, only: [.table, .csv]),
             .init("mae", .number(places: 2), only: [.json]), .init("rmse", .number(places: 2), only: [.json]),
             .init("mean_difference", .signed(places: 2), label: "diff", unit: unit),
-            .init("ci_low", .signed(places: 2), label: "95% CI from", unit: unit),
+            .init("ci_low", .signed(places: 2), label: "\(percent)% CI from", unit: unit),
             .init("ci_high", .signed(places: 2), label: "to", unit: unit),
-            .init("dm_statistic", .number(places: 2), label: "DM"),
-            .init("p_value", .number(places: 3), label: "p") { cell in
-                if case .number(let p?) = cell { return p < 0.001 ? "<0.001" : formatNumber(p, places: 3) }
-                return ""
-            },
+            .init("dm_statistic", .number(places: 2), label: result.method == .hac ? "t" : "DM"),
+            .init("p_value", .number(places: 3), label: "p", tableText: pText),
+            .init("p_adjusted", .number(places: 3), label: "p Holm", tableText: pText),
+            .init("degrees_of_freedom", .integer, only: [.csv, .json]),
             .init("horizon_days", .integer, only: [.csv, .json]),
             .init("better", .text) { cell in
                 if case .text(let name?) = cell { return name }
@@ -105,17 +116,16 @@ enum QueryCompare {
             }
         ])
         report.rows = result.rows.map { row in
-            let test = row.test
-            return [
+            [
                 .text(location.name), .text(result.variable.name), .text(result.source), .text(a), .text(b),
                 .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
                 .int(row.leadToHours),
-                .int(row.n), .int(test.n),
+                .int(row.n), .int(row.days),
                 .number(row.mae.0), .number(row.mae.1), .number(row.rmse.0), .number(row.rmse.1),
                 .numbers([row.mae.0, row.mae.1]), .numbers([row.rmse.0, row.rmse.1]),
-                .number(test.meanDifference), .number(test.confidenceInterval?.low),
-                .number(test.confidenceInterval?.high),
-                .number(test.statistic), .number(test.pValue), .integer(test.horizonUsed.map(Int64.init)),
+                .number(row.meanDifference), .number(row.interval?.low), .number(row.interval?.high),
+                .number(row.statistic), .number(row.pValue), .number(row.pAdjusted),
+                .integer(row.degrees.map(Int64.init)), .integer(row.horizonDays.map(Int64.init)),
                 .text(row.better)
             ]
         }
@@ -124,12 +134,16 @@ enum QueryCompare {
             ("source", .string(result.source)),
             ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source))),
             ("models", .array([.string(a), .string(b)])),
-            ("unit", .string(unit)), ("headline", .string(result.headline))
+            ("unit", .string(unit)), ("method", .string(result.method.rawValue)), ("headline", .string(result.headline))
         ]
         report.trailer = [("notes", .array(result.notes.map { .string($0) }))]
+        let definition =
+            result.method == .hac
+            ? "diff = MAE \(a) − MAE \(b) on matched hours"
+            : "diff = mean over days of the day's MAE \(a) − MAE \(b) (HLN)"
         report.title =
             result.headline + "\n"
-            + "\(location.name), \(result.variable.name) against \(result.source) observations; diff = MAE \(a) − MAE \(b) on matched hours\n"
+            + "\(location.name), \(result.variable.name) against \(result.source) observations; \(definition)\n"
         report.footer = result.notes.map { "Note: " + $0 + "\n" }.joined()
         return report
     }

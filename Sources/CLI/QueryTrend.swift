@@ -103,13 +103,20 @@ enum QueryTrend {
             .init("forecast", .number(places: 1), unit: unit),
             .init("observed", .number(places: 1), unit: unit),
             .init("error", .signed(places: 1), unit: unit),
+            // Per day, the interval of the day's mean error (from its hours).
+            .init("error_ci_low", .signed(places: 1), only: daily ? [.csv, .json] : []),
+            .init("error_ci_high", .signed(places: 1), only: daily ? [.csv, .json] : []),
+            .init("error_ci", .signed(places: 1), label: "95% CI", unit: unit, only: daily ? [.table] : []),
             .init("running_bias", .signed(places: 2), label: "running bias", unit: unit)
         ])
         report.rows = result.points.map { p in
             [
                 .text(location.name), .text(result.model), .text(result.variable.name), .text(unit),
                 .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
-                .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error), .number(p.runningBias)
+                .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error),
+                .number(p.errorInterval?.low), .number(p.errorInterval?.high),
+                .text(p.errorInterval.map { "\(signed($0.low, places: 1)) to \(signed($0.high, places: 1))" }),
+                .number(p.runningBias)
             ]
         }
         report.meta = [
@@ -120,7 +127,9 @@ enum QueryTrend {
             ("lead_h", Report.number(result.leadHours)),
             ("tolerance_h", Report.number(result.toleranceHours)), ("every", .string(result.every.rawValue)),
             ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)),
-            ("mae", Report.number(result.overall.mae))
+            ("mae", Report.number(result.overall.mae)),
+            ("bias_ci_low", Report.number(result.biasInterval?.low)),
+            ("bias_ci_high", Report.number(result.biasInterval?.high))
         ]
         report.timezone = location.timezone
         report.title =
@@ -137,8 +146,17 @@ enum QueryTrend {
         let unitText = unit == "%" ? "%" : " \(unit)"
         let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
+        var noise = ""
+        if let interval = result.biasInterval {
+            let range = "\(signed(interval.low, places: 2)) to \(signed(interval.high, places: 2))\(unitText)"
+            noise =
+                interval.low <= 0 && interval.high >= 0
+                ? " The bias is within the noise (95% interval \(range), days as the units)."
+                : " The bias is beyond the noise (95% interval \(range), days as the units)."
+        }
         return
             "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(period(result, first, last)) (n=\(s.n) hours)."
+            + noise
     }
 
     /// The period a trend covers: hours from the first to the last valid hour, or (per day) the

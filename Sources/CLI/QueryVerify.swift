@@ -13,6 +13,7 @@ enum QueryVerify {
         var grouping: VerifyGrouping = .lead
         var model: String?
         var threshold: Double?
+        var confidence: Double?
         var units = UnitsOption()
         var output = FormatOption()
 
@@ -30,7 +31,11 @@ enum QueryVerify {
                     .double(
                         "threshold", "mm",
                         "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
-                        in: 0...10_000, default: "0.1", \.threshold)
+                        in: 0...10_000, default: "0.1", \.threshold),
+                    .double(
+                        "confidence", "percent",
+                        "Level of the scores' intervals (block bootstrap over valid days), 50 to 99.9; 0 for none.",
+                        in: 0...99.9, default: "95", \.confidence)
                 ]
                 + UnitsOption.options(\.units)
                 + FormatOption.options(
@@ -42,6 +47,10 @@ enum QueryVerify {
         func validate() throws {
             try variable.validate()
             try range.validate()
+            if let confidence, confidence != 0, confidence < 50 {
+                throw UsageError(
+                    "--confidence is a level in percent from 50 to 99.9 (like --confidence 90), or 0 for no intervals")
+            }
         }
     }
 
@@ -56,7 +65,11 @@ enum QueryVerify {
                 issue time (less than an hour before it) carried forward, over the pairs that have one
                 (persistence n). error_sd divides by n - 1, as MET's ESTDEV. precipitation adds POD, FAR, CSI and
                 ETS at --threshold; precipitation_probability adds the Brier score against observed
-                precipitation >= --threshold.
+                precipitation >= --threshold. Each score has a 95% interval (--confidence): a stationary block bootstrap over
+                the valid days' kept sums (1000 resamples, seeded, so the same command prints the same interval; mean block
+                length from the days' autocorrelation; percentile, widened by t/z for the few blocks of a short record), so
+                days of persistent weather are not counted as independent. A row
+                with fewer than 10 valid days has no interval, and a note says so.
                 """,
             options: Options.self, run: run)
     }
@@ -65,11 +78,14 @@ enum QueryVerify {
         let variable = options.variable.variable
         let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
-        let query = VerifyOptions(
+        var query = VerifyOptions(
             variable: variable, source: options.source,
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
             grouping: options.grouping, model: options.model, thresholdMillimetres: options.threshold ?? 0.1,
             units: options.units.units)
+        let level = options.confidence ?? 95
+        // The chart draws no intervals: do not resample for it.
+        if level > 0 && options.output.format != .svg { query.confidence = level / 100 }
         let result: VerifyResult
         do {
             result = try VerifyQuery.verify(store, location: location, options: query)
@@ -215,7 +231,57 @@ enum QueryVerify {
             context += ", event: \(variable.observedVariable.name) >= \(formatNumber(threshold, places: 3)) mm"
         }
         report.title = headline(result, unit: unit) + "\n" + context + "\n"
+        if result.options.confidence != nil { addIntervals(&report, result) }
         return report
+    }
+
+    /// The scores' intervals: `<score>_ci_low` and `_ci_high` after each score in CSV and JSON, and
+    /// in the table `1.31 (1.18–1.45)` in place of bias, MAE, RMSE, CSI and Brier.
+    static func addIntervals(_ report: inout Report, _ result: VerifyResult) {
+        let inline: Set<IntervalScore> = [.bias, .mae, .rmse, .csi, .brier]
+        for score in IntervalScore.allCases {
+            guard let index = report.columns.firstIndex(where: { $0.name == score.rawValue }) else { continue }
+            let column = report.columns[index]
+            var added: [Report.Column] = [
+                .init(score.rawValue + "_ci_low", column.kind, only: [.csv, .json]),
+                .init(score.rawValue + "_ci_high", column.kind, only: [.csv, .json])
+            ]
+            if inline.contains(score) && column.formats.contains(.table) {
+                report.columns[index].formats.remove(.table)
+                added.append(
+                    .init(
+                        score.rawValue, column.kind, label: column.label ?? column.name, unit: column.unit,
+                        only: [.table]))
+            }
+            report.columns.insert(contentsOf: added, at: index + 1)
+            for (position, row) in result.rows.enumerated() {
+                // A score the row does not give (a direction's correlation) has no interval either.
+                let given: Bool
+                if case .number(nil) = report.rows[position][index] { given = false } else { given = true }
+                let interval = given ? row.intervals?.scores[score] : nil
+                var cells: [Report.Cell] = [.number(interval?.low), .number(interval?.high)]
+                if added.count == 3 {
+                    cells.append(.text(intervalText(report.rows[position][index], interval, kind: column.kind)))
+                }
+                report.rows[position].insert(contentsOf: cells, at: index + 1)
+            }
+        }
+    }
+
+    /// `1.31 (1.18–1.45)`; `-0.25 (-0.40 to -0.10)` when a bound is negative; the value alone without an interval.
+    static func intervalText(_ cell: Report.Cell, _ interval: ScoreInterval?, kind: Report.Kind) -> String {
+        guard case .number(let value?) = cell else { return "" }
+        var places = 2
+        var sign = false
+        switch kind {
+        case .number(let p): places = p
+        case .signed(let p): (places, sign) = (p, true)
+        default: break
+        }
+        func text(_ x: Double) -> String { sign ? signed(x, places: places) : formatNumber(x, places: places) }
+        guard let interval else { return text(value) }
+        let dash = interval.low < 0 ? " to " : "–"
+        return "\(text(value)) (\(text(interval.low))\(dash)\(text(interval.high)))"
     }
 
     /// `0–6 h`, `12–24 h`, `1–2 d`.

@@ -107,7 +107,7 @@ struct Report {
                 case .number(let number): value = .number(NumberText.tidy(number))
                 case .time(let instant): value = instant.map { .string(CivilTime.isoUTC($0)) } ?? .null
                 case .list(let items): value = .array(items.map { .string($0) })
-                case .numbers(let items): value = .array(items.map { JSON.number($0) })
+                case .numbers(let items): value = .array(items.map { JSON.number(NumberText.tidy($0)) })
                 }
                 return (columns[index].jsonName ?? columns[index].name, value)
             })
@@ -133,7 +133,8 @@ struct Report {
                 case .number(let number): csv.number(NumberText.tidy(number))
                 case .time(let instant): if let instant { csv.isoUTC(instant) } else { csv.empty() }
                 case .list(let items): csv.text(items.joined(separator: ","))
-                case .numbers(let items): csv.text(items.map { $0.map(JSON.numberText) ?? "" }.joined(separator: ","))
+                case .numbers(let items):
+                    csv.text(items.map { $0.map { JSON.numberText(NumberText.tidy($0)) } ?? "" }.joined(separator: ","))
                 }
             }
             csv.endRow()

@@ -243,7 +243,10 @@ enum ReportCommand {
                 switch result {
                 case .success(let pooled):
                     body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
-                    body += scoreTable(QueryVerify.report(pooled, location), variable: variable)
+                    // The intervals are drawn as bands; the table keeps the scores.
+                    var scores = pooled
+                    scores.options.confidence = nil
+                    body += scoreTable(QueryVerify.report(scores, location), variable: variable)
                 case .failure(let error): body += missing(error)
                 }
             }
@@ -258,8 +261,12 @@ enum ReportCommand {
         func verify(_ variable: Variable, _ grouping: VerifyGrouping) throws -> VerifyResult {
             try VerifyQuery.verify(
                 store, location: location,
-                options: VerifyOptions(
-                    variable: variable, source: source, range: range, grouping: grouping, units: units))
+                options: {
+                    var options = VerifyOptions(
+                        variable: variable, source: source, range: range, grouping: grouping, units: units)
+                    options.confidence = 0.95
+                    return options
+                }())
         }
 
         func trend(_ variable: Variable, lead: Double, every: TrendInterval) throws -> TrendResult {

@@ -39,6 +39,8 @@ public struct ChartSeries: Sendable, Equatable {
     public var markers: Bool
     /// A line breaks where neighbouring points are further apart than this on x (missing data).
     public var maxGap: Double?
+    /// A shaded interval around the line (confidence intervals), drawn beneath it in its colour.
+    public var band: [ChartBand] = []
 
     public init(
         name: String, points: [ChartPoint], colour: Colour, dash: Int = 0, line: Bool = true, markers: Bool = true,
@@ -51,6 +53,19 @@ public struct ChartSeries: Sendable, Equatable {
         self.line = line
         self.markers = markers
         self.maxGap = maxGap
+    }
+}
+
+/// One x position of a series' shaded interval.
+public struct ChartBand: Sendable, Equatable {
+    public var x: Double
+    public var low: Double
+    public var high: Double
+
+    public init(x: Double, low: Double, high: Double) {
+        self.x = x
+        self.low = low
+        self.high = high
     }
 }
 
@@ -113,7 +128,8 @@ public struct LineChart: Sendable {
         let plotRight = Double(width) - 16
 
         var xs = all.map(\.x)
-        var ys = all.map(\.y) + referenceY
+        let bands = shown.flatMap(\.band)
+        var ys = all.map(\.y) + referenceY + bands.map(\.low) + bands.map(\.high)
         if case .categories(let positions, _) = xAxis { xs += positions }
         if xs.isEmpty { xs = [0, 1] }
         if ys.isEmpty { ys = [0, 1] }
@@ -207,6 +223,11 @@ public struct LineChart: Sendable {
         for (index, s) in shown.enumerated() {
             let colour = s.colour.cssClass
             out += "<g class=\"series\" data-series=\"\(SVG.escape(s.name))\">"
+            if s.band.count >= 2 {
+                let upper = s.band.map { SVG.coordinate(x($0.x)) + " " + SVG.coordinate(y($0.high)) }
+                let lower = s.band.reversed().map { SVG.coordinate(x($0.x)) + " " + SVG.coordinate(y($0.low)) }
+                out += "<path class=\"band \(colour)\" d=\"M\((upper + lower).joined(separator: "L"))Z\"/>"
+            }
             if s.line {
                 var d = ""
                 var previous: Double?

@@ -87,7 +87,7 @@ public enum SVG {
         .wx-chart .axis{stroke:currentColor;stroke-width:1;fill:none}
         .wx-chart .grid{stroke:currentColor;stroke-opacity:.15;stroke-width:1;fill:none}
         .wx-chart .ref{stroke:currentColor;stroke-opacity:.6;stroke-dasharray:4 3;fill:none}
-        .wx-chart .line{fill:none;stroke-width:2;stroke-linejoin:round}
+        .wx-chart .line{fill:none;stroke-width:2;stroke-linejoin:round}.wx-chart .band{stroke:none;fill-opacity:.16}
         .wx-chart .c0{stroke:#0072B2;fill:#0072B2}.wx-chart .c1{stroke:#D55E00;fill:#D55E00}
         .wx-chart .c2{stroke:#009E73;fill:#009E73}.wx-chart .c3{stroke:#CC79A7;fill:#CC79A7}
         .wx-chart .c4{stroke:#E69F00;fill:#E69F00}.wx-chart .c5{stroke:#56B4E9;fill:#56B4E9}

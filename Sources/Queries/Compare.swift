@@ -15,6 +15,16 @@ public enum LeadGrouping: String, Sendable, CaseIterable {
     }
 }
 
+/// How `wxdb query compare` tests a difference.
+public enum CompareMethod: String, Sendable, CaseIterable {
+    /// `DailyDifferenceTest`: the matched-hour MAE difference with a HAC variance over days whose
+    /// size holds when errors persist for days (the default).
+    case hac
+    /// `DieboldMariano`: BoM `scores`' DM statistic with the HLN correction on the daily mean
+    /// differences, at a horizon of the bucket's longest lead in days.
+    case hln
+}
+
 /// What to compare: two models' forecasts of one variable on the hours both forecast.
 public struct CompareOptions: Sendable {
     public var variable: Variable
@@ -24,13 +34,19 @@ public struct CompareOptions: Sendable {
     public var range: TimeRange
     public var source: String?
     public var units: UnitSystem
-    /// The significance level of the verdict.
+    /// The family-wise significance level of the verdict over all buckets.
     public var level: Double
+    public var method: CompareMethod
+    /// The level of each bucket's interval.
+    public var confidence: Double
 
     public init(
         variable: Variable, models: [String]? = nil, grouping: LeadGrouping = .lead, range: TimeRange = TimeRange(),
-        source: String? = nil, units: UnitSystem = .metric, level: Double = 0.05
+        source: String? = nil, units: UnitSystem = .metric, level: Double = 0.05, method: CompareMethod = .hac,
+        confidence: Double = 0.95
     ) {
+        self.method = method
+        self.confidence = confidence
         self.variable = variable
         self.models = models
         self.grouping = grouping
@@ -50,15 +66,37 @@ public struct CompareRow: Sendable, Equatable {
     /// Each model's MAE and RMSE over exactly those hours, in display units.
     public var mae: (Double, Double)
     public var rmse: (Double, Double)
-    /// The Diebold-Mariano test on the daily mean absolute-error differences (first model − second);
-    /// `test.n` is the number of days, `test.meanDifference` their mean.
-    public var test: DieboldMariano
-    /// The better model at the significance level, nil for "no significant difference".
+    /// Days with matched hours.
+    public var days: Int
+    /// The difference tested, first model − second: with `.hac` MAE A − MAE B on the matched hours
+    /// (`mae.0 − mae.1`); with `.hln` the mean of the daily mean differences (each day weighs the
+    /// same, as `scores` takes the series), which differs where days have unequal matched hours.
+    public var meanDifference: Double
+    /// This bucket's own interval of `meanDifference` at the options' confidence.
+    public var interval: (low: Double, high: Double)?
+    /// The bucket's statistic (HAC t, or the HLN-corrected DM) and its own two-sided p-value.
+    public var statistic: Double?
+    public var pValue: Double?
+    /// Holm's adjusted p-value over the buckets tested: what the verdict reads.
+    public var pAdjusted: Double?
+    /// `.hac`: the t distribution's degrees of freedom (cosines); `.hln`: the horizon in days used.
+    public var degrees: Int?
+    public var horizonDays: Int?
+    /// Why this bucket has no test (too few days, or no variance), nil when it has one.
+    public var untested: DailyDifferenceTest.Untested?
+    /// `.hln` only: the horizon asked for (the fallback to 1 is noted).
+    var horizonAsked: Int?
+    /// The joint verdict: the better model where Holm's adjusted p is below the level, nil for
+    /// "no significant difference".
     public var better: String?
 
     public static func == (a: Self, b: Self) -> Bool {
         a.leadFromHours == b.leadFromHours && a.leadToHours == b.leadToHours && a.n == b.n && a.mae == b.mae
-            && a.rmse == b.rmse && a.test == b.test && a.better == b.better
+            && a.rmse == b.rmse && a.days == b.days && a.meanDifference == b.meanDifference
+            && a.interval?.low == b.interval?.low && a.interval?.high == b.interval?.high
+            && a.statistic == b.statistic && a.pValue == b.pValue && a.pAdjusted == b.pAdjusted
+            && a.degrees == b.degrees && a.horizonDays == b.horizonDays && a.untested == b.untested
+            && a.better == b.better
     }
 }
 
@@ -71,6 +109,8 @@ public struct CompareResult: Sendable {
     public var unit: String
     public var grouping: LeadGrouping
     public var level: Double
+    public var method: CompareMethod
+    public var confidence: Double
     public var rows: [CompareRow]
     /// Things the reader should know (too few hours for a test, multiple testing).
     public var notes: [String]
@@ -82,7 +122,7 @@ public struct CompareResult: Sendable {
         for (winner, loser) in [(models[0], models[1]), (models[1], models[0])] {
             let won = rows.filter { $0.better == winner }
             guard !won.isEmpty else { continue }
-            let sizes = won.map { abs($0.test.meanDifference) }
+            let sizes = won.map { abs($0.mae.0 - $0.mae.1) }
             let low = Words.decimal(sizes.min()!, places: 2), high = Words.decimal(sizes.max()!, places: 2)
             let by = low == high ? "\(low)" : "\(low)–\(high)"
             parts.append("\(winner) beat \(loser) at \(Self.spans(won)) by \(by)\(symbol) MAE")
@@ -90,7 +130,7 @@ public struct CompareResult: Sendable {
         let even = rows.filter { $0.better == nil }
         if parts.isEmpty {
             return
-                "No significant difference between \(models[0]) and \(models[1]) at any lead (\(rows.count) lead bucket(s), matched hours only)."
+                "No significant difference between \(models[0]) and \(models[1]) at any lead (\(rows.count) lead bucket(s), matched hours only, \(Int((level * 100).rounded()))% family-wise)."
         }
         if !even.isEmpty { parts.append("no significant difference at \(Self.spans(even))") }
         return parts.joined(separator: "; ") + "."
@@ -110,14 +150,15 @@ public struct CompareResult: Sendable {
     }
 }
 
-/// Matched comparisons of two models with the Diebold-Mariano test.
+/// Matched comparisons of two models, with one verdict over the lead buckets.
 public enum Compare {
     /// Compares two models at a location. For each lead bucket it keeps the valid hours that both
     /// models forecast with a lead in the bucket and that have an observation; each model's loss at
     /// such an hour is the mean absolute error of its runs in the bucket. Hourly loss differences are
-    /// strongly correlated through the day (and HLN's variance estimate turns negative on such a
-    /// series over long horizons), so the test runs on one difference per valid UTC day, the mean of
-    /// its matched hours, with Diebold-Mariano (HLN) at a horizon of the bucket's longest lead in days.
+    /// strongly correlated through the day and errors persist with the weather for days, so the
+    /// test treats days as the units: `.hac` tests MAE A − MAE B on the matched hours with a HAC
+    /// variance over the calendar of days (`DailyDifferenceTest`), `.hln` runs Diebold-Mariano (HLN)
+    /// on the daily means as BoM `scores` does. The verdict `better` is Holm-adjusted over the buckets.
     public static func compare(_ store: Store, location: Location, options: CompareOptions) throws -> CompareResult {
         let variable = options.variable
         guard variable.verification != .categorical else {
@@ -157,13 +198,12 @@ public enum Compare {
         }
 
         var rows: [CompareRow] = []
-        var untested: [String] = []
         for bucket in buckets.keys.sorted() {
             let hours = buckets[bucket]!
             var hourCount = 0
             var mae = (0.0, 0.0), mse = (0.0, 0.0)
-            // One loss difference per valid day (the mean over its matched hours), in day order.
-            var days: [(day: Int64, sum: Double, n: Int)] = []
+            // Per valid UTC day, the sum of the matched hours' loss differences and their number.
+            var days: [DailyDifference] = []
             for time in hours.keys.sorted() {
                 let loss = hours[time]!
                 guard loss[0].n > 0, loss[1].n > 0 else { continue }
@@ -176,27 +216,17 @@ public enum Compare {
                 let day = time >= 0 ? time / 86_400 : (time - 86_399) / 86_400
                 if days.last?.day == day {
                     days[days.count - 1].sum += a - b
-                    days[days.count - 1].n += 1
+                    days[days.count - 1].hours += 1
                 } else {
-                    days.append((day, a - b, 1))
+                    days.append(DailyDifference(day: day, sum: a - b, hours: 1))
                 }
             }
             guard hourCount > 0 else { continue }
             let n = Double(hourCount)
-            let differences = days.map { $0.sum / Double($0.n) }
-            // The horizon in days: a run's errors carry over to the next runs' for about as long as its lead.
-            let test = DieboldMariano(differences: differences, horizon: (bucket.to + 23) / 24)
-            var better: String?
-            if let p = test.pValue, p < options.level {
-                better = test.meanDifference < 0 ? models[0] : models[1]
-            } else if test.pValue == nil {
-                untested.append("\(bucket.from)–\(bucket.to) h (\(differences.count) day(s))")
-            }
-            rows.append(
-                CompareRow(
-                    leadFromHours: bucket.from, leadToHours: bucket.to, n: hourCount,
-                    mae: (mae.0 / n, mae.1 / n), rmse: ((mse.0 / n).squareRoot(), (mse.1 / n).squareRoot()),
-                    test: test, better: better))
+            let row = Self.row(
+                bucket: bucket, days: days, hours: hourCount, mae: (mae.0 / n, mae.1 / n),
+                rmse: ((mse.0 / n).squareRoot(), (mse.1 / n).squareRoot()), options: options)
+            rows.append(row)
         }
         guard !rows.isEmpty else {
             throw QueryError.noPairs(
@@ -205,27 +235,97 @@ public enum Compare {
                     "no valid hour has forecasts from both \(models[0]) and \(models[1]) and an observation\(options.range.phrase.isEmpty ? "" : " " + options.range.phrase)"
             )
         }
+        decide(&rows, models: models, level: options.level)
+        let tested = rows.filter { $0.pValue != nil }.count
         var notes: [String] = SourceNames.modelDerivedNote(source).map { [$0] } ?? []
-        let fallen = rows.filter { $0.test.horizonUsed == 1 && $0.test.horizon > 1 }
-        if !fallen.isEmpty {
+        let percent = Words.percent(options.level)
+        switch options.method {
+        case .hac:
             notes.append(
-                "at \(CompareResult.spans(fallen)) the daily differences alternate too much for the lead's horizon, so the test assumed independent days (as R's forecast::dm.test does)"
+                "diff is MAE \(models[0]) − MAE \(models[1]) on the matched hours; its interval is the bucket's own, from a HAC variance over days (equal-weighted cosines, their number from the days' autocorrelation; Student's t)"
+            )
+        case .hln:
+            notes.append(
+                "--method hln: diff, its interval and p are the Diebold-Mariano test with the HLN correction on the daily mean differences (each day weighs the same, as BoM scores takes them), at a horizon of the bucket's longest lead in days; its size is not kept when errors persist for days"
+            )
+            let fallen = rows.filter { $0.horizonDays == 1 && ($0.horizonAsked ?? 1) > 1 }
+            if !fallen.isEmpty {
+                notes.append(
+                    "at \(CompareResult.spans(fallen)) the daily differences alternate too much for the lead's horizon, so the test assumed independent days (as R's forecast::dm.test does)"
+                )
+            }
+        }
+        if tested > 1 {
+            notes.append(
+                "better is one verdict over the \(tested) buckets tested: Holm's adjustment (p_adjusted) keeps the chance of naming a winner anywhere between equal models at \(percent)"
             )
         }
-        if !untested.isEmpty {
+        let noVariance = rows.filter { $0.untested == .noVariance }
+        if !noVariance.isEmpty {
+            let identical = noVariance.allSatisfy { $0.meanDifference == 0 }
             notes.append(
-                "no test where the matched days are too few for the lead (the test needs more days than the bucket's longest lead in days, and differences that vary): \(untested.joined(separator: ", "))"
+                "no test at \(CompareResult.spans(noVariance)): the daily differences do not vary (zero variance\(identical ? "; the two models' errors are identical on every matched hour" : ", a constant difference"))"
             )
         }
-        if rows.count >= 5 {
-            let expected = Double(rows.count) * options.level
+        let few = rows.filter { $0.untested == .tooFewDays }
+        if !few.isEmpty {
+            let need =
+                options.method == .hac
+                ? "at least \(DailyDifferenceTest.minimumDays) days with matched hours"
+                : "more days than the bucket's longest lead in days"
             notes.append(
-                "each bucket is tested on its own at \(Int(options.level * 100))%: with \(rows.count) buckets about \(Words.decimal(expected, places: 1)) would show a \"significant\" difference by chance alone"
+                "no test where the matched days are too few (the test needs \(need)): \(few.map { "\($0.leadFromHours)–\($0.leadToHours) h (\($0.days) day(s))" }.joined(separator: ", "))"
             )
         }
         return CompareResult(
             location: location.name, variable: variable, source: source, models: models,
-            unit: units.unit(quantity), grouping: options.grouping, level: options.level, rows: rows, notes: notes)
+            unit: units.unit(quantity), grouping: options.grouping, level: options.level, method: options.method,
+            confidence: options.confidence, rows: rows, notes: notes)
+    }
+
+    /// One bucket's row: its matched hours' scores and the test of its days by `options.method`.
+    static func row(
+        bucket: LeadBucket, days: [DailyDifference], hours: Int, mae: (Double, Double), rmse: (Double, Double),
+        options: CompareOptions
+    ) -> CompareRow {
+        var row = CompareRow(
+            leadFromHours: bucket.from, leadToHours: bucket.to, n: hours, mae: mae, rmse: rmse, days: days.count,
+            meanDifference: mae.0 - mae.1)
+        switch options.method {
+        case .hac:
+            let test = DailyDifferenceTest(daily: days, confidence: options.confidence)
+            row.meanDifference = test.meanDifference
+            row.interval = test.confidenceInterval
+            row.statistic = test.statistic
+            row.pValue = test.pValue
+            row.degrees = test.degrees
+            row.untested = test.untested
+        case .hln:
+            // The horizon in days: a run's errors carry over to the next runs' for about as long as its lead.
+            let test = DieboldMariano(
+                differences: days.map { $0.sum / Double($0.hours) }, horizon: (bucket.to + 23) / 24,
+                confidence: options.confidence)
+            row.meanDifference = test.meanDifference
+            row.interval = test.confidenceInterval
+            row.statistic = test.statistic
+            row.pValue = test.pValue
+            row.horizonDays = test.horizonUsed
+            row.horizonAsked = test.horizon
+            if test.pValue == nil { row.untested = test.differencesVary ? .tooFewDays : .noVariance }
+        }
+        return row
+    }
+
+    /// One verdict over every bucket tested: Holm's step-down keeps the chance of naming a winner
+    /// anywhere between equal models at `level`, though the buckets share days.
+    static func decide(_ rows: inout [CompareRow], models: [String], level: Double) {
+        let adjusted = Holm.adjusted(rows.map(\.pValue))
+        for index in rows.indices {
+            rows[index].pAdjusted = adjusted[index]
+            if let p = adjusted[index], p < level {
+                rows[index].better = rows[index].meanDifference < 0 ? models[0] : models[1]
+            }
+        }
     }
 
     /// The two models to compare: those asked for, else the location's first two configured models
@@ -405,5 +505,10 @@ public enum ConsistencyError: Error, CustomStringConvertible, Equatable {
 enum Words {
     static func decimal(_ value: Double, places: Int) -> String {
         String(format: "%.\(places)f", value)
+    }
+
+    /// `5%`, `2.5%`.
+    static func percent(_ fraction: Double) -> String {
+        JSON.numberText(NumberText.tidy(fraction * 100)) + "%"
     }
 }

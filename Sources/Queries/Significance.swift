@@ -25,6 +25,9 @@ public struct DieboldMariano: Sendable, Equatable {
     /// The confidence interval of the mean difference at `confidence`.
     public var confidenceInterval: (low: Double, high: Double)?
     public var confidence: Double
+    /// False when the differences do not vary beyond rounding noise (identical models, a constant
+    /// offset): then there is no statistic, whatever the number of days.
+    public var differencesVary = false
 
     public static func == (a: Self, b: Self) -> Bool {
         a.n == b.n && a.horizon == b.horizon && a.horizonUsed == b.horizonUsed && a.meanDifference == b.meanDifference
@@ -39,8 +42,10 @@ public struct DieboldMariano: Sendable, Equatable {
         horizon = h
         self.confidence = confidence
         meanDifference = d.isEmpty ? .nan : d.reduce(0, +) / Double(d.count)
-        // The test needs 0 < h < n, and at least one non-zero difference.
-        guard h > 0, h < n, d.contains(where: { $0 != 0 }) else { return }
+        // The test needs 0 < h < n, and differences that vary: a constant difference leaves only
+        // rounding noise in the variance, which would give a statistic of 1e16.
+        differencesVary = Self.vary(d, mean: meanDifference)
+        guard h > 0, h < n, differencesVary else { return }
         guard
             let (stat, standardError, used) = Self.statistic(d, mean: meanDifference, horizon: h)
                 ?? (h > 1 ? Self.statistic(d, mean: meanDifference, horizon: 1) : nil)
@@ -52,6 +57,16 @@ public struct DieboldMariano: Sendable, Equatable {
         pValue = 2 * StudentT.survival(abs(stat), degrees: degrees)
         let q = StudentT.quantile(1 - (1 - confidence) / 2, degrees: degrees)
         confidenceInterval = (meanDifference - q * standardError, meanDifference + q * standardError)
+    }
+
+    /// Whether the differences vary by more than rounding noise (false for identical models).
+    static func vary(_ d: [Double], mean: Double) -> Bool {
+        var centred = 0.0, squares = 0.0
+        for x in d {
+            centred += (x - mean) * (x - mean)
+            squares += x * x
+        }
+        return centred > 0 && centred > 1e-24 * squares
     }
 
     /// The HLN statistic and the standard error of the mean at horizon `h`; nil when the
@@ -197,5 +212,166 @@ enum Quantiles {
         let upper = min(lower + 1, sorted.count - 1)
         let fraction = position - Double(lower)
         return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+    }
+}
+
+/// One day of matched loss differences: the sum of `A − B` over the day's matched hours, and how many.
+public struct DailyDifference: Sendable, Equatable {
+    /// The day's index (days since the epoch, UTC).
+    public var day: Int64
+    public var sum: Double
+    public var hours: Int
+
+    public init(day: Int64, sum: Double, hours: Int) {
+        self.day = day
+        self.sum = sum
+        self.hours = hours
+    }
+}
+
+/// A test of "no difference in accuracy" whose size holds when daily errors persist for days
+/// (weather regimes), `wxdb query compare`'s default.
+///
+/// The difference tested is the one the MAE columns show: `Σ sum / Σ hours` over the days, A's MAE
+/// minus B's on the matched hours. Its variance is a heteroskedasticity and autocorrelation
+/// consistent (HAC) estimate over days: the days' deviations `u = sum − θ·hours` are placed on the
+/// calendar (a missing day is a zero, a gap, never its neighbours' neighbour) and projected on the
+/// first K cosines of the span, the equal-weighted cosine (EWC) long-run variance of Lazarus, Lewis,
+/// Stock and Watson (2018); the statistic is then Student's t with K degrees of freedom
+/// (fixed-smoothing), which keeps the size near nominal at 50–120 days where Newey–West with
+/// normal critical values does not. K comes from the data: an AR(1) fit to the days (bias-corrected
+/// for the short series) sets it so the estimate's leading bias stays near 10%, fewer cosines the
+/// longer the errors persist, between 4 and half the span.
+public struct DailyDifferenceTest: Sendable, Equatable {
+    /// Days with matched hours, and the calendar span from the first to the last.
+    public var days: Int
+    public var span: Int
+    /// Matched hours.
+    public var hours: Int
+    /// Mean loss difference per matched hour, A − B (MAE A − MAE B): negative when A did better.
+    public var meanDifference: Double
+    /// The day-to-day autocorrelation of the deviations, as estimated (before the small-sample correction).
+    public var autocorrelation: Double?
+    /// The cosines used, which are the t distribution's degrees of freedom; nil without a test.
+    public var degrees: Int?
+    public var standardError: Double?
+    public var statistic: Double?
+    /// Two-sided p-value of "no difference in accuracy".
+    public var pValue: Double?
+    public var confidenceInterval: (low: Double, high: Double)?
+    public var confidence: Double
+    /// Why there is no test, when there is none.
+    public var untested: Untested?
+
+    /// Why a series cannot be tested.
+    public enum Untested: Sendable, Equatable {
+        /// Fewer days than `DailyDifferenceTest.minimumDays`.
+        case tooFewDays
+        /// The daily differences do not vary (identical models, or a constant offset): there is
+        /// nothing to estimate a variance from, whatever the number of days.
+        case noVariance
+    }
+
+    /// The fewest days with matched hours a test runs on (4 cosines need a span of 8 days).
+    public static let minimumDays = 8
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.days == b.days && a.span == b.span && a.hours == b.hours && a.meanDifference == b.meanDifference
+            && a.degrees == b.degrees && a.statistic == b.statistic && a.pValue == b.pValue
+            && a.confidenceInterval?.low == b.confidenceInterval?.low
+            && a.confidenceInterval?.high == b.confidenceInterval?.high && a.untested == b.untested
+    }
+
+    /// Tests `daily` (sorted by day, one entry per day, days without matched hours left out or with 0 hours).
+    public init(daily input: [DailyDifference], confidence: Double = 0.95) {
+        let daily = input.filter { $0.hours > 0 }
+        self.confidence = confidence
+        days = daily.count
+        hours = daily.reduce(0) { $0 + $1.hours }
+        span = daily.isEmpty ? 0 : Int(daily[daily.count - 1].day - daily[0].day) + 1
+        let total = daily.reduce(0.0) { $0 + $1.sum }
+        meanDifference = hours > 0 ? total / Double(hours) : .nan
+        guard days >= Self.minimumDays else {
+            untested = .tooFewDays
+            return
+        }
+        let theta = meanDifference
+        // Deviations on the calendar: zero on a day without matched hours.
+        var u = [Double](repeating: 0, count: span)
+        var present = [Bool](repeating: false, count: span)
+        var squares = 0.0, scale = 0.0
+        for day in daily {
+            let t = Int(day.day - daily[0].day)
+            u[t] = day.sum - theta * Double(day.hours)
+            present[t] = true
+            squares += u[t] * u[t]
+            scale += day.sum * day.sum
+        }
+        // A constant per-hour difference leaves only rounding noise in u.
+        guard squares > 1e-24 * scale, squares > 0 else {
+            untested = .noVariance
+            return
+        }
+        var lagged = 0.0, pairs = 0
+        for t in 1..<span where present[t] && present[t - 1] {
+            lagged += u[t] * u[t - 1]
+            pairs += 1
+        }
+        let rho = pairs > 0 ? (lagged / Double(pairs)) / (squares / Double(days)) : 0
+        autocorrelation = rho
+        let k = Self.cosines(span: span, days: days, autocorrelation: rho)
+        var omega = 0.0
+        let t0 = Double(span)
+        for j in 1...k {
+            var projection = 0.0
+            let step = Double.pi * Double(j) / t0
+            for t in 0..<span where present[t] { projection += cos(step * (Double(t) + 0.5)) * u[t] }
+            projection *= (2 / t0).squareRoot()
+            omega += projection * projection
+        }
+        omega /= Double(k)
+        let se = (t0 * omega).squareRoot() / Double(hours)
+        guard se > 0, se.isFinite else {
+            untested = .noVariance
+            return
+        }
+        degrees = k
+        standardError = se
+        let stat = theta / se
+        statistic = stat
+        pValue = 2 * StudentT.survival(abs(stat), degrees: Double(k))
+        let q = StudentT.quantile(1 - (1 - confidence) / 2, degrees: Double(k))
+        confidenceInterval = (theta - q * se, theta + q * se)
+    }
+
+    /// The number of cosines for a span: the most that keep the leading bias of the variance
+    /// estimate, π²K²ω / (6T²) with ω = 2ρ / (1 − ρ)² for AR(1) days, at about 10%, between 4 and
+    /// half the span (and of the days present). ρ is first corrected for its downward bias in
+    /// short series (Kendall: + (1 + 3ρ) / n).
+    static func cosines(span: Int, days: Int, autocorrelation rho: Double) -> Int {
+        let upper = max(4, min(span, days) / 2)
+        let clipped = min(max(rho, 0), 0.97)
+        let corrected = min(0.97, clipped + (1 + 3 * clipped) / Double(days))
+        let omega = 2 * corrected / ((1 - corrected) * (1 - corrected))
+        guard omega > 0 else { return upper }
+        let k = Double(span) * (0.6 / (Double.pi * Double.pi * omega)).squareRoot()
+        return min(upper, max(4, Int(k.rounded(.down))))
+    }
+}
+
+/// Holm's step-down adjustment: one verdict over a family of tests whose chance of any false
+/// rejection stays at the level, whatever the dependence between them (lead buckets share days).
+public enum Holm {
+    /// The adjusted p-values, in the order given; nil stays nil (not part of the family).
+    public static func adjusted(_ p: [Double?]) -> [Double?] {
+        let tested = p.enumerated().compactMap { index, value in value.map { (index, $0) } }
+            .sorted { $0.1 < $1.1 }
+        var out = [Double?](repeating: nil, count: p.count)
+        var running = 0.0
+        for (rank, (index, value)) in tested.enumerated() {
+            running = max(running, min(1, Double(tested.count - rank) * value))
+            out[index] = running
+        }
+        return out
     }
 }

@@ -22,11 +22,15 @@ public struct TrendOptions: Sendable {
     /// with the most runs (one series never mixes models).
     public var model: String?
     public var units: UnitSystem
+    /// The level of the intervals of each day's mean error and of the overall bias; nil for none.
+    public var confidence: Double?
 
     public init(
         variable: Variable, leadHours: Double, toleranceHours: Double = 3, range: TimeRange = TimeRange(),
-        every: TrendInterval = .hour, source: String? = nil, model: String? = nil, units: UnitSystem = .metric
+        every: TrendInterval = .hour, source: String? = nil, model: String? = nil, units: UnitSystem = .metric,
+        confidence: Double? = 0.95
     ) {
+        self.confidence = confidence
         self.variable = variable
         self.leadHours = leadHours
         self.toleranceHours = toleranceHours
@@ -56,6 +60,10 @@ public struct TrendPoint: Sendable, Equatable {
     public var runningBias: Double
     /// Hours behind the point (1 hour by hour).
     public var hours: Int
+    /// Per day: the interval of the day's mean error (a HAC interval over its hours, which share
+    /// the day's weather; `DailyDifferenceTest` with hours as the units); nil hour by hour and for a
+    /// day of fewer than 8 hours.
+    public var errorInterval: ScoreInterval?
 }
 
 /// The result of `wxdb query trend`.
@@ -71,6 +79,9 @@ public struct TrendResult: Sendable, Equatable {
     public var points: [TrendPoint]
     /// Scores over every hour of the trend.
     public var overall: ContinuousScores
+    /// The interval of the overall bias, with days as the units (errors persist with the weather);
+    /// nil without intervals or with fewer than 8 days.
+    public var biasInterval: ScoreInterval?
 }
 
 /// `wxdb query trend`: observed against the forecast issued a given lead ahead.
@@ -128,11 +139,46 @@ public enum TrendQuery {
             detail += "; " + (try QuerySupport.coverage(store, location: location, source: source))
             throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
         }
-        let points = options.every == .hour ? hourly : daily(hourly, timezone: location.timezone)
-        return TrendResult(
+        let points =
+            options.every == .hour
+            ? hourly : daily(hourly, timezone: location.timezone, confidence: options.confidence)
+        var result = TrendResult(
             location: location.name, variable: variable, source: source, model: model,
             leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
             units: options.units, points: points, overall: overall)
+        if let confidence = options.confidence {
+            result.biasInterval = biasInterval(hourly, timezone: location.timezone, confidence: confidence)
+        }
+        return result
+    }
+
+    /// The overall bias's interval: the HAC test of `DailyDifferenceTest` on each local day's sum of errors.
+    static func biasInterval(_ hourly: [TrendPoint], timezone: String, confidence: Double) -> ScoreInterval? {
+        var days: [DailyDifference] = []
+        var lastDate: String?
+        for point in hourly {
+            let date = ZoneTime.date(of: point.time, timezone: timezone)
+            if date == lastDate {
+                days[days.count - 1].sum += point.error
+                days[days.count - 1].hours += 1
+            } else {
+                // Calendar days by the hour's UTC day: close enough to number the gaps between local days.
+                days.append(DailyDifference(day: point.time / 86_400, sum: point.error, hours: 1))
+                lastDate = date
+            }
+        }
+        var unique: [DailyDifference] = []
+        for day in days {
+            if unique.last?.day == day.day {
+                unique[unique.count - 1].sum += day.sum
+                unique[unique.count - 1].hours += day.hours
+            } else {
+                unique.append(day)
+            }
+        }
+        return DailyDifferenceTest(daily: unique, confidence: confidence).confidenceInterval.map {
+            ScoreInterval(low: $0.low, high: $0.high)
+        }
     }
 
     /// The location's first model when it has runs, else the model with the most runs.
@@ -143,13 +189,24 @@ public enum TrendQuery {
         return first.model
     }
 
-    /// Hourly points averaged per local day; the running bias stays weighted by hours.
-    public static func daily(_ hourly: [TrendPoint], timezone: String) -> [TrendPoint] {
+    /// Hourly points averaged per local day; the running bias stays weighted by hours. With
+    /// `confidence`, each day's mean error gets its interval from its hours.
+    public static func daily(_ hourly: [TrendPoint], timezone: String, confidence: Double? = nil) -> [TrendPoint] {
         var days: [TrendPoint] = []
         var sumErrors = 0.0
         var count = 0
+        var hours: [DailyDifference] = []
+        func close() {
+            guard let confidence, !days.isEmpty else { return }
+            days[days.count - 1].errorInterval = DailyDifferenceTest(daily: hours, confidence: confidence)
+                .confidenceInterval.map { ScoreInterval(low: $0.low, high: $0.high) }
+            hours.removeAll(keepingCapacity: true)
+        }
         for point in hourly {
             let date = ZoneTime.date(of: point.time, timezone: timezone)
+            if days.last?.date != date { close() }
+            // Hours are the units of a day's interval: a missing hour is a gap.
+            if confidence != nil { hours.append(DailyDifference(day: point.time / 3600, sum: point.error, hours: 1)) }
             sumErrors += point.error
             count += 1
             if var last = days.last, last.date == date {
@@ -168,6 +225,7 @@ public enum TrendQuery {
                         runningBias: sumErrors / Double(count), hours: 1))
             }
         }
+        close()
         return days
     }
 }

@@ -27,6 +27,11 @@ public struct VerifyOptions: Sendable {
     /// Score every pair from the rows, ignoring the kept sums (what the sums are checked against;
     /// pruned runs' pairs are then missing).
     public var pairsOnly = false
+    /// The level of the scores' intervals (`DayBootstrap`); nil for none.
+    public var confidence: Double?
+    /// Resamples per interval, and a fixed mean block length in days (nil: from the data).
+    public var resamples = DayBootstrap.defaultResamples
+    public var blockLength: Double?
 
     public init(
         variable: Variable, source: String? = nil, range: TimeRange = TimeRange(), grouping: VerifyGrouping = .lead,
@@ -74,6 +79,10 @@ public struct VerifyRow: Sendable, Equatable {
     /// First and last valid time among the pairs.
     public var firstValidTime = Int64.max
     public var lastValidTime = Int64.min
+    /// The scores' intervals when asked for and there were enough valid days; see `days`.
+    public var intervals: ScoreIntervals?
+    /// Valid days with pairs in the group (counted when intervals are asked for).
+    public var days = 0
 
     /// MSE skill score against persistence, over `persistence.n` pairs; nil without reference pairs.
     public var persistenceSkill: Double? { persistence.skill }
@@ -110,6 +119,7 @@ extension VerifyOptions {
         public var thresholdMillimetres: Double
         public var units: UnitSystem
         public var model: String?
+        public var confidence: Double?
     }
 }
 
@@ -137,22 +147,24 @@ public enum VerifyQuery {
 
         var groups: [String: VerifyRow] = [:]
         var notes: [String] = []
+        let daily = options.confidence == nil ? nil : DailySums()
         var prunedDaysLeftOut = 0
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
         if options.pairsOnly {
-            try addPairs(store, location: location, source: source, options: options, into: &groups)
+            try addPairs(store, location: location, source: source, options: options, into: &groups, daily: daily)
         } else if try store.sumsPending() {
             notes.append(
                 "scored from the stored pairs: the sums of data stored before this version are not added yet (any wxdb command that can write adds them)"
             )
-            try addPairs(store, location: location, source: source, options: options, into: &groups)
+            try addPairs(store, location: location, source: source, options: options, into: &groups, daily: daily)
         } else if variable.isProbability && !defaultThreshold {
             notes.append(
                 "scored from the stored pairs: the kept sums are at \(formatThreshold(Pruner.threshold)) mm, so pruned runs are left out at --threshold \(formatThreshold(options.thresholdMillimetres))"
             )
-            try addPairs(store, location: location, source: source, options: options, into: &groups)
+            try addPairs(store, location: location, source: source, options: options, into: &groups, daily: daily)
         } else {
-            let cut = try addSummaries(store, location: location, source: source, options: options, into: &groups)
+            let cut = try addSummaries(
+                store, location: location, source: source, options: options, into: &groups, daily: daily)
             prunedDaysLeftOut = cut.prunedDays
             if !cut.intervals.isEmpty {
                 let hours = cut.intervals.reduce(Int64(0)) { $0 + ($1.end - $1.start + 3599) / 3600 }
@@ -174,7 +186,9 @@ public enum VerifyQuery {
                 for (from, to) in everything {
                     var part = options
                     part.range = TimeRange(from: from, to: to)
-                    try addPairs(store, location: location, source: source, options: part, into: &groups) { valid in
+                    try addPairs(
+                        store, location: location, source: source, options: part, into: &groups, daily: daily
+                    ) { valid in
                         cut.intervals.contains { valid >= $0.start && valid < $0.end } ? .all : .contingency
                     }
                 }
@@ -187,6 +201,9 @@ public enum VerifyQuery {
             if let model = options.model { detail = "model \(model); " + detail }
             throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
         }
+        if let daily, let confidence = options.confidence {
+            notes += addIntervals(&groups, daily: daily, confidence: confidence, options: options)
+        }
         let rows = groups.values.sorted { a, b in
             (a.model ?? "", a.leadFromHours) < (b.model ?? "", b.leadFromHours)
         }
@@ -194,7 +211,7 @@ public enum VerifyQuery {
             location: location.name, variable: variable, source: source,
             options: .init(
                 grouping: options.grouping, thresholdMillimetres: options.thresholdMillimetres, units: options.units,
-                model: options.model),
+                model: options.model, confidence: options.confidence),
             rows: rows, prunedDaysLeftOut: prunedDaysLeftOut, pairNotes: notes)
     }
 
@@ -206,7 +223,7 @@ public enum VerifyQuery {
     /// Scores the stored pairs in `options.range` (of unpruned runs only) into `groups`.
     static func addPairs(
         _ store: Store, location: Location, source: String, options: VerifyOptions,
-        into groups: inout [String: VerifyRow], part: (Int64) -> PairPart = { _ in .all }
+        into groups: inout [String: VerifyRow], daily: DailySums? = nil, part: (Int64) -> PairPart = { _ in .all }
     ) throws {
         let variable = options.variable
         let observedVariable = variable.observedVariable
@@ -227,13 +244,25 @@ public enum VerifyQuery {
             case .all:
                 group.firstValidTime = min(group.firstValidTime, validTime)
                 group.lastValidTime = max(group.lastValidTime, validTime)
-                add(
-                    &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
-                    variable: variable, units: options.units, threshold: options.thresholdMillimetres)
+                if let daily {
+                    // With intervals the pair is also kept in its valid day's sums.
+                    var one = VerifyRow(model: nil, leadFromHours: from, leadToHours: to)
+                    add(
+                        &one, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                        variable: variable, units: options.units, threshold: options.thresholdMillimetres)
+                    group.sums.merge(one.sums)
+                    daily.add(one.sums, key: key, valid: validTime)
+                } else {
+                    add(
+                        &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                        variable: variable, units: options.units, threshold: options.thresholdMillimetres)
+                }
             case .contingency:
+                var table = Contingency()
+                table.add(forecast: row.double(3), observed: row.double(4), threshold: options.thresholdMillimetres)
                 group.sums.contingency = group.sums.contingency ?? Contingency()
-                group.sums.contingency?.add(
-                    forecast: row.double(3), observed: row.double(4), threshold: options.thresholdMillimetres)
+                group.sums.contingency?.merge(table)
+                daily?.add(SummarySums(contingency: table), key: key, valid: validTime)
             }
             groups[key] = group
         }
@@ -287,7 +316,7 @@ public enum VerifyQuery {
     /// At another threshold the 2x2 table is not taken from the sums (they keep the default's).
     static func addSummaries(
         _ store: Store, location: Location, source: String, options: VerifyOptions,
-        into groups: inout [String: VerifyRow]
+        into groups: inout [String: VerifyRow], daily: DailySums? = nil
     ) throws -> CutDays {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
         // Imperial display is an affine change of unit (x' = a·x + b), which partial sums follow exactly.
@@ -309,6 +338,24 @@ public enum VerifyQuery {
             group.firstValidTime = min(group.firstValidTime, first)
             group.lastValidTime = max(group.lastValidTime, last)
             groups[key] = group
+        }
+        // With intervals, every day's rows, as the bootstrap resamples days.
+        if let daily {
+            try store.forEachSummary(
+                locationID: location.id, source: source, variable: options.variable.name, model: options.model
+            ) { row in
+                guard let day = row.span else { return }
+                daily.spans.append(day)
+                guard day.start >= lower, day.end <= upper,
+                    let (from, _) = bucket(Double(row.leadFrom), options.grouping)
+                else { return }
+                let key = (options.grouping == .model ? row.model : "") + "\u{1}" + String(from)
+                var stored = row.sums
+                if !isProbability { stored = stored.affine(scale: scale, offset: offset) }
+                if !defaultThreshold { stored.contingency = nil }
+                daily.add(stored, key: key, day: day.start)
+            }
+            daily.spans.sort { $0.start < $1.start }
         }
         // Whole days inside the range, added up per model and lead bucket by the store.
         for total in try store.summaryTotals(
@@ -444,6 +491,45 @@ public enum VerifyQuery {
         return parts
     }
 
+    /// Gives each group its scores' intervals from its days' sums (`DayBootstrap`); returns the
+    /// notes on how, and on the groups with too few days.
+    static func addIntervals(
+        _ groups: inout [String: VerifyRow], daily: DailySums, confidence: Double, options: VerifyOptions
+    ) -> [String] {
+        var few: [VerifyRow] = []
+        var lengths: [Double] = []
+        for (key, var row) in groups {
+            let days = (daily.days[key] ?? [:]).filter { $0.value.continuous.n > 0 || $0.value.contingency != nil }
+            row.days = days.count
+            row.intervals = DayBootstrap.intervals(
+                days: days.map { (start: $0.key, sums: $0.value) }, confidence: confidence,
+                resamples: options.resamples, blockLength: options.blockLength,
+                seed: DayBootstrap.seed(options.variable.name + "\u{1}" + key))
+            if let intervals = row.intervals { lengths.append(intervals.blockLength) } else { few.append(row) }
+            groups[key] = row
+        }
+        let percent = JSON.numberText(NumberText.tidy(confidence * 100))
+        var notes: [String] = []
+        if !lengths.isEmpty {
+            let low = lengths.min()!, high = lengths.max()!
+            let length =
+                low.rounded() == high.rounded()
+                ? formatThreshold(low.rounded())
+                : "\(formatThreshold(low.rounded()))–\(formatThreshold(high.rounded()))"
+            notes.append(
+                "\(percent)% intervals: stationary block bootstrap over the valid days' sums (\(options.resamples) resamples, seeded; mean block length \(length) day(s), from the days' autocorrelation), percentile, each end widened by t/z for the number of blocks"
+            )
+        }
+        if !few.isEmpty {
+            let rows = few.sorted { ($0.model ?? "", $0.leadFromHours) < ($1.model ?? "", $1.leadFromHours) }
+                .map { "\($0.model.map { $0 + " " } ?? "")\($0.leadFromHours)–\($0.leadToHours) h (\($0.days) day(s))" }
+            notes.append(
+                "no interval where fewer than \(DayBootstrap.minimumDays) valid days have pairs: \(rows.joined(separator: ", "))"
+            )
+        }
+        return notes
+    }
+
     /// The `[from, to)` lead range a lead falls in; nil for negative leads and leads of 384 h or more.
     static func bucket(_ lead: Double, _ grouping: VerifyGrouping) -> (Int, Int)? {
         switch grouping {
@@ -454,5 +540,31 @@ public enum VerifyQuery {
             let day = Int((lead / 24).rounded(.down))
             return (day * 24, day * 24 + 24)
         }
+    }
+}
+
+/// Per group, the sums of each valid day, for the intervals: a day is a kept summary's local day,
+/// and a pair outside every kept day (pairs-only scoring) goes to its UTC day.
+final class DailySums {
+    var days: [String: [Int64: SummarySums]] = [:]
+    /// The kept days' instants, sorted, to put a pair in its day.
+    var spans: [(start: Int64, end: Int64)] = []
+
+    func add(_ sums: SummarySums, key: String, day: Int64) {
+        days[key, default: [:]][day, default: SummarySums()].merge(sums)
+    }
+
+    func add(_ sums: SummarySums, key: String, valid: Int64) {
+        add(sums, key: key, day: day(of: valid))
+    }
+
+    func day(of valid: Int64) -> Int64 {
+        var low = 0, high = spans.count
+        while low < high {
+            let mid = (low + high) / 2
+            if spans[mid].start <= valid { low = mid + 1 } else { high = mid }
+        }
+        if low > 0, valid < spans[low - 1].end { return spans[low - 1].start }
+        return valid >= 0 ? valid / 86_400 * 86_400 : (valid - 86_399) / 86_400 * 86_400
     }
 }

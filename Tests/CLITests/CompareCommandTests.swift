@@ -112,6 +112,11 @@ struct CompareTests {
             let mae = (row["mae"]?.arrayValue ?? []).compactMap { $0.numberValue }
             #expect(mae.count == 2 && mae[0] < mae[1])
             #expect((row["mean_difference"]?.numberValue ?? 0) < 0)
+            // diff is the difference of the MAE columns beside it (issue #25), at most 15 digits.
+            if mae.count == 2 {
+                #expect(abs((row["mean_difference"]?.numberValue ?? 0) - (mae[0] - mae[1])) < 1e-9, "lead \(lead)")
+            }
+            for value in mae { #expect(NumberText.significantDigits(value.description) <= 15) }
             #expect((row["ci_high"]?.numberValue ?? 1) < 0)
         }
         #expect(document["headline"]?.stringValue?.hasPrefix("icon beat gfs at 0–384 h by") == true)
@@ -135,6 +140,43 @@ struct CompareTests {
             #expect(rows.count == 16)
             #expect(Double(even) >= 0.8 * Double(rows.count), "seed \(seed): \(even) of \(rows.count)")
         }
+    }
+
+    @Test("identical models: no verdict, and the note says zero variance, not too few days (issue #27)")
+    func identicalModels() async throws {
+        let history = try TwoModelHistory { _, run, valid, lead in
+            runNoise(seed: 4, model: 0, run: run, valid: valid, lead: lead)
+        }
+        let document = try await history.json("query", "compare", "--location", "Testville")
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(rows.allSatisfy { $0["better"]?.isNull == true && $0["dm_statistic"]?.isNull == true })
+        let notes = (document["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(notes.contains { $0.contains("zero variance") && $0.contains("identical") }, "\(notes)")
+        #expect(!notes.contains { $0.contains("too few") }, "\(notes)")
+        #expect(document["headline"]?.stringValue?.hasPrefix("No significant difference") == true)
+    }
+
+    @Test("--method hln keeps BoM scores' DM figure: the statistic of the daily mean differences at the lead's horizon")
+    func hlnMethod() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 5, model: model, run: run, valid: valid, lead: lead) + (model == 1 ? 0.4 : 0)
+        }
+        let hln = try await history.json("query", "compare", "--location", "Testville", "--method", "hln")
+        let hac = try await history.json("query", "compare", "--location", "Testville")
+        #expect(hln["method"]?.stringValue == "hln" && hac["method"]?.stringValue == "hac")
+        let rows = try #require(hln["rows"]?.arrayValue)
+        let first = try #require(rows.first)
+        #expect(first["horizon_days"]?.numberValue == 1)
+        #expect(first["degrees_of_freedom"]?.isNull == true)
+        #expect(hac["rows"]?.arrayValue?.first?["degrees_of_freedom"]?.numberValue ?? 0 >= 4)
+        // The first bucket's statistic is DieboldMariano's on the daily means of the matched hours.
+        let result = try Compare.compare(
+            history.store, location: history.location, options: CompareOptions(variable: temperature, method: .hln))
+        #expect(first["dm_statistic"]?.numberValue == result.rows[0].statistic.map { NumberText.tidy($0) })
+        let notes = (hln["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(notes.contains { $0.hasPrefix("--method hln") })
+        let usage = await history.box.run("query", "compare", "--location", "Testville", "--method", "dm")
+        #expect(usage.code == 64)
     }
 
     @Test("matched hours only: MAE, RMSE and n equal an independent count over the hours both models forecast")
@@ -176,7 +218,7 @@ struct CompareTests {
         // a's per-hour mean e²: (1+9)/2, (4+0)/2, (1+0)/2 = 5, 2, 0.5; b's: 0, 0, 4.
         #expect(abs(row.rmse.0 - (7.5 / 3).squareRoot()) < 1e-12)
         #expect(abs(row.rmse.1 - (4.0 / 3).squareRoot()) < 1e-12)
-        #expect(abs(row.test.meanDifference - (3.5 - 2) / 3) < 1e-12)
+        #expect(abs(row.meanDifference - (3.5 - 2) / 3) < 1e-12)
     }
 
     @Test("compare needs two different models: a usage error, or what to do when the location has one")
@@ -229,5 +271,106 @@ struct CompareTests {
         #expect(imperial["unit"]?.stringValue == "°F")
         let row = imperial["rows"]?.arrayValue?.first { $0["model"]?.stringValue == "alternating" }
         #expect(near(row?["flip_flop_index"]?.numberValue, 3.6, 1e-9))
+    }
+}
+
+@Suite("query verify: score intervals on a generated history")
+struct VerifyIntervalCommandTests {
+    @Test("every score has its interval around it, the same on every run; 90% is narrower; 0 turns them off")
+    func intervals() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 6, model: model, run: run, valid: valid, lead: lead) + 0.5
+        }
+        let document = try await history.json("query", "verify", "--location", "Testville")
+        let again = try await history.json("query", "verify", "--location", "Testville")
+        #expect(document.serialized() == again.serialized())
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(rows.count == LeadBuckets.all.count)
+        for row in rows {
+            for score in ["bias", "mae", "rmse", "error_sd", "correlation", "persistence_skill"] {
+                let value = try #require(row[score]?.numberValue, "\(score)")
+                let low = try #require(row[score + "_ci_low"]?.numberValue, "\(score)_ci_low")
+                let high = try #require(row[score + "_ci_high"]?.numberValue, "\(score)_ci_high")
+                #expect(low <= value && value <= high && low < high, "\(score): \(low) \(value) \(high)")
+            }
+        }
+        let notes = (document["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(notes.contains { $0.hasPrefix("95% intervals: stationary block bootstrap over the valid days") })
+
+        let narrow = try await history.json("query", "verify", "--location", "Testville", "--confidence", "90")
+        for (wide, tight) in zip(rows, narrow["rows"]?.arrayValue ?? []) {
+            let w = (wide["mae_ci_high"]?.numberValue ?? 0) - (wide["mae_ci_low"]?.numberValue ?? 0)
+            let t = (tight["mae_ci_high"]?.numberValue ?? 0) - (tight["mae_ci_low"]?.numberValue ?? 0)
+            #expect(t < w)
+        }
+        let off = try await history.json("query", "verify", "--location", "Testville", "--confidence", "0")
+        #expect(off["rows"]?.arrayValue?.first?["mae_ci_low"] == nil)
+        #expect(off["rows"]?.arrayValue?.first?["mae"]?.numberValue == rows.first?["mae"]?.numberValue)
+
+        let table = await history.box.run("query", "verify", "--location", "Testville")
+        #expect(table.code == 0)
+        let line = try #require(table.stdout.split(separator: "\n").first { $0.hasPrefix("1–2 d") })
+        #expect(line.contains("(") && line.contains(")"), "\(line)")
+
+        let usage = await history.box.run("query", "verify", "--location", "Testville", "--confidence", "20")
+        #expect(usage.code == 64)
+        #expect(usage.stderrText.contains("--confidence is a level in percent"))
+    }
+
+    @Test("fewer than 10 valid days: no interval, and a note saying so")
+    func tooFewDays() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 7, model: model, run: run, valid: valid, lead: lead)
+        }
+        let from = CivilTime.isoUTC(TwoModelHistory.start + 2 * 86_400).prefix(10)
+        let to = CivilTime.isoUTC(TwoModelHistory.start + 6 * 86_400).prefix(10)
+        let document = try await history.json(
+            "query", "verify", "--location", "Testville", "--from", String(from), "--to", String(to))
+        let rows = try #require(document["rows"]?.arrayValue)
+        #expect(!rows.isEmpty)
+        #expect(rows.allSatisfy { $0["mae_ci_low"]?.isNull == true && $0["mae"]?.numberValue != nil })
+        let notes = (document["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        #expect(
+            notes.contains { $0.hasPrefix("no interval where fewer than 10 valid days have pairs: 0–6 h (5 day(s))") },
+            "\(notes)")
+    }
+}
+
+@Suite("query trend and report: intervals per day and as bands")
+struct TrendIntervalTests {
+    @Test("trend --every day: each day's mean error has its interval; the headline says whether the bias is noise")
+    func trendDays() async throws {
+        let history = try TwoModelHistory(models: ["icon"]) { _, run, valid, lead in
+            runNoise(seed: 8, model: 0, run: run, valid: valid, lead: lead) + 2
+        }
+        let document = try await history.json(
+            "query", "trend", "--location", "Testville", "--lead", "24", "--every", "day")
+        let rows = try #require(document["rows"]?.arrayValue)
+        let full = rows.filter { $0["hours"]?.numberValue == 24 }
+        #expect(!full.isEmpty)
+        for row in full {
+            let error = try #require(row["error"]?.numberValue)
+            let low = try #require(row["error_ci_low"]?.numberValue)
+            let high = try #require(row["error_ci_high"]?.numberValue)
+            #expect(low < error && error < high)
+        }
+        let bias = try #require(document["bias"]?.numberValue)
+        let low = try #require(document["bias_ci_low"]?.numberValue)
+        let high = try #require(document["bias_ci_high"]?.numberValue)
+        #expect(low < bias && bias < high && low > 0)
+        let table = await history.box.run("query", "trend", "--location", "Testville", "--lead", "24")
+        #expect(table.stdout.contains("The bias is beyond the noise (95% interval +"), "\(table.stdout.prefix(300))")
+    }
+
+    @Test("the report draws the MAE's intervals as bands on the error-by-lead chart; its score table stays as it was")
+    func reportBands() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 9, model: model, run: run, valid: valid, lead: lead)
+        }
+        let page = await history.box.run("report", "--location", "Testville", "--var", "temperature_2m")
+        #expect(page.code == 0, "\(page.stderrText)")
+        #expect(page.stdout.contains("<path class=\"band c0\""))
+        #expect(page.stdout.contains("the shaded bands are 95% intervals of the MAE"))
+        #expect(!page.stdout.contains("mae_ci_low"))
     }
 }

@@ -353,7 +353,8 @@ struct PruneEdgeTests {
         // Day 1 holds only the pruned run's pairs; at a threshold other than 0.1 mm its table is unknown.
         let verify = await box.run(
             "query", "verify", "--location", "Here", "--source", "station", "--var", "precipitation",
-            "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json")
+            "--threshold", "0.25", "--from", "2026-07-20", "--to", "2026-07-20", "--format", "json", "--confidence", "0"
+        )
         #expect(verify.code == 0, "\(verify.stderrText)")
         let doc = try parseJSON(verify.stdout)
         let rows = try #require(doc["rows"]?.arrayValue)
@@ -373,7 +374,7 @@ struct PruneEdgeTests {
         // A range that cuts the pruned day: left out, and said so in the document itself.
         let cut = await box.run(
             "query", "verify", "--location", "Here", "--source", "station", "--format", "json",
-            "--from", "2026-07-20T06:00Z", "--to", "2026-07-22")
+            "--from", "2026-07-20T06:00Z", "--to", "2026-07-22", "--confidence", "0")
         let notes = try #require(try parseJSON(cut.stdout)["notes"]?.arrayValue)
         #expect(notes.count == 2)
         #expect(notes.contains { $0.stringValue?.contains("scored from the stored pairs") == true })

@@ -1,0 +1,216 @@
+import Foundation
+import WxCore
+
+/// A score's confidence interval.
+public struct ScoreInterval: Sendable, Equatable {
+    public var low: Double
+    public var high: Double
+}
+
+/// The scores `query verify` gives intervals for, by their JSON names.
+public enum IntervalScore: String, CaseIterable, Sendable {
+    case bias, mae, rmse
+    case errorSD = "error_sd"
+    case correlation
+    case persistenceSkill = "persistence_skill"
+    case pod, far, csi, ets, brier
+
+    /// The score of some summed pairs.
+    public func value(_ s: SummarySums) -> Double? {
+        switch self {
+        case .bias: return s.continuous.bias
+        case .mae: return s.continuous.mae
+        case .rmse: return s.continuous.rmse
+        case .errorSD: return s.continuous.errorStdDev
+        case .correlation: return s.continuous.correlation
+        case .persistenceSkill: return s.persistence?.skill
+        case .pod: return s.contingency?.pod
+        case .far: return s.contingency?.far
+        case .csi: return s.contingency?.csi
+        case .ets: return s.contingency?.ets
+        case .brier: return s.brier?.score
+        }
+    }
+}
+
+/// The intervals of one group's scores, and how they were made.
+public struct ScoreIntervals: Sendable, Equatable {
+    public var confidence: Double
+    /// Valid days resampled, and the mean block length in days.
+    public var days: Int
+    public var blockLength: Double
+    public var resamples: Int
+    public var scores: [IntervalScore: ScoreInterval]
+}
+
+/// A seeded stationary block bootstrap over valid days of kept daily sums (Politis and Romano,
+/// 1994): a resample is a calendar's worth of days drawn in blocks of random length (geometric,
+/// mean `blockLength`) that wrap round the calendar; each score is computed from the resample's
+/// summed sums, so resampling days is adding rows of sums, never revisiting pairs. A day without
+/// pairs is a gap in the calendar (it adds nothing), so blocks keep real neighbours together.
+///
+/// The mean block length comes from the days: an AR(1) fit to their MAE and bias contributions
+/// (the larger autocorrelation, corrected for its small-sample bias) gives the shortest blocks whose
+/// resamples keep 90% of the AR(1) long-run variance; 1 for independent days. A percentile interval
+/// of a few dozen days of persistent weather is still too narrow (the blocks are few), so each end's
+/// distance from the estimate is scaled by t(ν)/z with ν = days / (2 × block length), as many
+/// degrees of freedom as independent pairs of blocks: with independent days that widens a 60-day
+/// interval by about 2%, at a block length of 16 days by 40%.
+public enum DayBootstrap {
+    /// Fewer valid days give no interval: a bootstrap of a handful of days understates the spread.
+    public static let minimumDays = 10
+    /// Resamples per interval.
+    public static let defaultResamples = 1000
+
+    /// The intervals of the scores of `days` (day start instants and their sums, in any order);
+    /// nil below `minimumDays`. The same input and seed give the same intervals. `widened: false`
+    /// gives the plain percentile interval (what an independent resampling is checked against).
+    public static func intervals(
+        days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int = defaultResamples,
+        blockLength fixed: Double? = nil, widened: Bool = true, seed: UInt64
+    ) -> ScoreIntervals? {
+        let days = input.sorted { $0.start < $1.start }
+        guard days.count >= minimumDays, confidence > 0, confidence < 1 else { return nil }
+        // Calendar positions (a DST day is 23 or 25 hours long, so round).
+        let first = days[0].start
+        let positions = days.map { Int((Double($0.start - first) / 86_400).rounded()) }
+        let span = positions.last! + 1
+        let width = SummarySums.columns.count
+        var rows = [Double](repeating: 0, count: span * width)
+        var present = [Bool](repeating: false, count: span * width)
+        var occupied = [Bool](repeating: false, count: span)
+        var total = SummarySums()
+        for (day, position) in zip(days, positions) {
+            total.merge(day.sums)
+            occupied[position] = true
+            for (column, value) in day.sums.values.enumerated() {
+                guard let value else { continue }
+                rows[position * width + column] += value
+                present[position * width + column] = true
+            }
+        }
+        let length = fixed ?? blockLengthFor(days: days, positions: positions, span: span, total: total)
+        var random = SplitMix(state: seed)
+        let scores = IntervalScore.allCases.filter { $0.value(total) != nil }
+        var samples = [[Double]](repeating: [], count: scores.count)
+        let jump = 1 / max(1, length)
+        var sum = [Double](repeating: 0, count: width)
+        var has = [Bool](repeating: false, count: width)
+        for _ in 0..<resamples {
+            for c in 0..<width {
+                sum[c] = 0
+                has[c] = false
+            }
+            var position = random.below(span)
+            for step in 0..<span {
+                if step > 0 { position = random.uniform() < jump ? random.below(span) : (position + 1) % span }
+                guard occupied[position] else { continue }
+                let base = position * width
+                for c in 0..<width where present[base + c] {
+                    sum[c] += rows[base + c]
+                    has[c] = true
+                }
+            }
+            let resample = SummarySums(values: (0..<width).map { has[$0] ? sum[$0] : nil })
+            for (index, score) in scores.enumerated() {
+                if let value = score.value(resample), value.isFinite { samples[index].append(value) }
+            }
+        }
+        var out: [IntervalScore: ScoreInterval] = [:]
+        let tail = (1 - confidence) / 2
+        let degrees = max(2, Double(days.count) / (2 * length))
+        let widen = widened ? StudentT.quantile(1 - tail, degrees: degrees) / normalQuantile(1 - tail) : 1
+        for (index, score) in scores.enumerated() {
+            let sorted = samples[index].sorted()
+            // A score undefined in many resamples (a rare event's POD) has no honest interval.
+            guard sorted.count >= resamples * 9 / 10, let estimate = score.value(total),
+                let low = Quantiles.quantile(sorted, tail), let high = Quantiles.quantile(sorted, 1 - tail)
+            else { continue }
+            out[score] = ScoreInterval(
+                low: estimate - (estimate - low) * widen, high: estimate + (high - estimate) * widen)
+        }
+        return ScoreIntervals(
+            confidence: confidence, days: days.count, blockLength: length, resamples: resamples, scores: out)
+    }
+
+    /// The block length for the days' MAE and bias contributions (`Σ|e| − MAE·n` and `Σe − bias·n`
+    /// per day, zero on a gap), the longer of the two.
+    static func blockLengthFor(
+        days: [(start: Int64, sums: SummarySums)], positions: [Int], span: Int, total: SummarySums
+    ) -> Double {
+        let mae = total.continuous.mae ?? 0, bias = total.continuous.bias ?? 0
+        var absolute = [Double](repeating: .nan, count: span), signed = absolute
+        for (day, position) in zip(days, positions) {
+            let c = day.sums.continuous, n = Double(c.n)
+            absolute[position] = c.sumAbsErr - mae * n
+            signed[position] = c.sumErr - bias * n
+        }
+        return max(blockLength(absolute, days: days.count), blockLength(signed, days: days.count))
+    }
+
+    /// The shortest mean block length whose stationary-bootstrap variance of the mean of an AR(1)
+    /// series with the series' lag-1 autocorrelation ρ keeps 90% of its long-run variance: with
+    /// q = ρ(1 − 1/L), 1 + 2q/(1 − q) ≥ 0.9 (1 + ρ)/(1 − ρ). ρ comes from adjacent days only (NaN
+    /// marks a gap), plus Kendall's (1 + 3ρ)/n for its downward bias; at most half the span.
+    static func blockLength(_ x: [Double], days: Int) -> Double {
+        var lagged = 0.0, squares = 0.0, pairs = 0
+        for (t, value) in x.enumerated() where !value.isNaN {
+            squares += value * value
+            if t > 0, !x[t - 1].isNaN {
+                lagged += value * x[t - 1]
+                pairs += 1
+            }
+        }
+        guard squares > 0, pairs > 0 else { return 1 }
+        let estimate = (lagged / Double(pairs)) / (squares / Double(days))
+        let clipped = min(max(estimate, 0), 0.97)
+        let rho = min(0.97, clipped + (1 + 3 * clipped) / Double(days))
+        let target = 0.9 * (1 + rho) / (1 - rho)
+        let a = (target - 1) / 2
+        guard a > 0 else { return 1 }
+        let needed = a / (1 + a) / rho
+        let most = max(1, Double(x.count) / 2)
+        guard needed < 1 else { return most }
+        return min(most, max(1, 1 / (1 - needed)))
+    }
+
+    /// The standard normal quantile, by bisection on erfc (monotone, so to the last bit).
+    static func normalQuantile(_ p: Double) -> Double {
+        var low = -40.0, high = 40.0
+        for _ in 0..<200 {
+            let mid = (low + high) / 2
+            if mid == low || mid == high { break }
+            if 0.5 * erfc(-mid / 2.0.squareRoot()) < p { low = mid } else { high = mid }
+        }
+        return (low + high) / 2
+    }
+
+    /// A seed from a group's name (FNV-1a), so every group draws its own resamples and the same
+    /// command prints the same intervals.
+    public static func seed(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// SplitMix64: small, fast and the same on every platform.
+struct SplitMix {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    /// Uniform in 0..<n.
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}

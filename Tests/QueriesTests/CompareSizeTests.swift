@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+import WxCore
+
+@testable import WxQueries
+
+/// SplitMix64 with Box–Muller normals: a fixed seed gives the same histories on every machine.
+struct NormalSource {
+    var state: UInt64
+    var spare: Double?
+
+    mutating func uniform() -> Double {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return (Double(z >> 11) + 0.5) / Double(1 << 53)
+    }
+
+    mutating func normal() -> Double {
+        if let spare {
+            self.spare = nil
+            return spare
+        }
+        let radius = (-2 * log(uniform())).squareRoot(), angle = 2 * Double.pi * uniform()
+        spare = radius * sin(angle)
+        return radius * cos(angle)
+    }
+}
+
+/// Two models' errors over a history, as `query compare` sees them: per lead bucket and day the sum
+/// of the matched hours' |e_A| − |e_B|. Errors are sampled every 6 hours; each is a part shared by
+/// both models (correlation 0.5) and by all buckets of a model (0.8), each part an AR(1) process in
+/// valid time with e-folding time τ (none: independent samples), with a spread growing with lead
+/// (0.9 °C + 0.12 °C per lead day, so MAE ≈ 0.7–2.2 °C). Days go missing at random (5%), as gaps.
+struct TwoModelErrors {
+    static let buckets = LeadBuckets.all.map { LeadBucket(from: $0.from, to: $0.to) }
+    var days: Int
+    /// Hours; nil for independent samples.
+    var tau: Double?
+    /// Added to model B's MAE at leads up to 48 h (B worse), in °C.
+    var difference = 0.0
+
+    func draw(_ random: inout NormalSource) -> [[DailyDifference]] {
+        let samples = days * 4
+        let phi = tau.map { exp(-6 / $0) } ?? 0
+        let innovation = (1 - phi * phi).squareRoot()
+        func series() -> [Double] {
+            var out = [Double](repeating: 0, count: samples)
+            out[0] = random.normal()
+            for s in 1..<samples { out[s] = phi * out[s - 1] + innovation * random.normal() }
+            return out
+        }
+        let shared = series()
+        let model = [series(), series()].map { own in zip(shared, own).map { 0.5.squareRoot() * ($0 + $1) } }
+        let missing = (0..<days).map { _ in random.uniform() < 0.05 }
+        var out: [[DailyDifference]] = []
+        for bucket in Self.buckets {
+            let sigma = 0.9 + 0.12 * Double(bucket.from + bucket.to) / 48
+            let sigmaB = bucket.to <= 48 ? sigma + difference / (2 / Double.pi).squareRoot() : sigma
+            let own = [series(), series()]
+            var daily: [DailyDifference] = []
+            for day in 0..<days where !missing[day] {
+                var sum = 0.0
+                for s in day * 4..<day * 4 + 4 {
+                    let a = sigma * (0.8.squareRoot() * model[0][s] + 0.2.squareRoot() * own[0][s])
+                    let b = sigmaB * (0.8.squareRoot() * model[1][s] + 0.2.squareRoot() * own[1][s])
+                    sum += abs(a) - abs(b)
+                }
+                daily.append(DailyDifference(day: Int64(day), sum: sum, hours: 4))
+            }
+            out.append(daily)
+        }
+        return out
+    }
+}
+
+/// What `query compare` concludes over many generated histories.
+struct CompareRates {
+    var repetitions = 0
+    /// Per bucket: how often its own test (p < 5%) named a winner, and how often the joint verdict did.
+    var ownRejections = [Int](repeating: 0, count: TwoModelErrors.buckets.count)
+    var verdicts = [Int](repeating: 0, count: TwoModelErrors.buckets.count)
+    /// Histories with any verdict, and with model A named better somewhere at 0–48 h.
+    var anyVerdict = 0
+    var foundEarly = 0
+
+    var ownRate: Double { Double(ownRejections.reduce(0, +)) / Double(repetitions * ownRejections.count) }
+    var familyRate: Double { Double(anyVerdict) / Double(repetitions) }
+
+    static func run(_ errors: TwoModelErrors, method: CompareMethod, repetitions: Int, seed: UInt64) -> CompareRates {
+        var random = NormalSource(state: seed)
+        var rates = CompareRates(repetitions: repetitions)
+        let options = CompareOptions(variable: Variables.hourlyVariable(named: "temperature_2m")!, method: method)
+        for _ in 0..<repetitions {
+            let history = errors.draw(&random)
+            var rows = zip(TwoModelErrors.buckets, history).map { bucket, days in
+                Compare.row(
+                    bucket: bucket, days: days, hours: days.reduce(0) { $0 + $1.hours }, mae: (0, 0), rmse: (0, 0),
+                    options: options)
+            }
+            Compare.decide(&rows, models: ["a", "b"], level: 0.05)
+            for (index, row) in rows.enumerated() {
+                if let p = row.pValue, p < 0.05 { rates.ownRejections[index] += 1 }
+                if row.better != nil { rates.verdicts[index] += 1 }
+            }
+            if rows.contains(where: { $0.better != nil }) { rates.anyVerdict += 1 }
+            if rows.contains(where: { $0.leadToHours <= 48 && $0.better == "a" }) { rates.foundEarly += 1 }
+        }
+        return rates
+    }
+}
+
+@Suite("query compare: size and power on generated histories")
+struct CompareSizeTests {
+    @Test("diff is MAE A − MAE B on the matched hours, not the mean of daily means (issue #25)")
+    func hourWeighted() throws {
+        // Day 1: 1 matched hour, difference 3; days 2–9: 24 hours each of difference 0.5.
+        let days =
+            [DailyDifference(day: 0, sum: 3, hours: 1)]
+            + (1...9).map { DailyDifference(day: Int64($0), sum: 12 + Double($0 % 2), hours: 24) }
+        let test = DailyDifferenceTest(daily: days)
+        let hours = 1 + 9 * 24
+        let sum = 3 + days.dropFirst().reduce(0) { $0 + $1.sum }
+        #expect(test.hours == hours)
+        #expect(abs(test.meanDifference - sum / Double(hours)) < 1e-12)
+        let dailyMeans = days.map { $0.sum / Double($0.hours) }.reduce(0, +) / Double(days.count)
+        #expect(abs(test.meanDifference - dailyMeans) > 0.2)
+    }
+
+    @Test("a constant difference or identical models: no statistic, and the reason is zero variance")
+    func constantDifference() {
+        // 0.1 per hour on days of 1 to 24 hours: the daily means differ only by rounding.
+        let days = (0..<30).map { day in
+            let hours = 1 + day % 24
+            return DailyDifference(day: Int64(day), sum: (0..<hours).reduce(0.0) { s, _ in s + 0.1 }, hours: hours)
+        }
+        let hac = DailyDifferenceTest(daily: days)
+        #expect(hac.statistic == nil && hac.untested == .noVariance)
+        let hln = DieboldMariano(differences: days.map { $0.sum / Double($0.hours) }, horizon: 2)
+        #expect(hln.statistic == nil && !hln.differencesVary)
+        let identical = DailyDifferenceTest(daily: (0..<30).map { DailyDifference(day: Int64($0), sum: 0, hours: 24) })
+        #expect(identical.untested == .noVariance)
+        let short = DailyDifferenceTest(
+            daily: (0..<5).map { DailyDifference(day: Int64($0), sum: Double($0), hours: 2) })
+        #expect(short.untested == .tooFewDays && short.pValue == nil)
+    }
+
+    @Test("missing days are gaps: days two apart are not taken for neighbours")
+    func gaps() throws {
+        // Every other day, in runs of two equal values: as neighbours they would look persistent
+        // (fewer cosines); as gaps there is no pair of adjacent days, so the most cosines.
+        let values = [1.0, 1, -1, -1, 2, 2, -2, -2, 0.5, 0.5, -0.5, -0.5, 1, 1, -1, -1]
+        let days = values.enumerated().map { DailyDifference(day: Int64(2 * $0.offset), sum: $0.element, hours: 1) }
+        let test = DailyDifferenceTest(daily: days)
+        #expect(test.span == 31)
+        #expect(test.autocorrelation == 0)
+        #expect(test.degrees == 8)
+        let packed = DailyDifferenceTest(
+            daily: values.enumerated().map { DailyDifference(day: Int64($0.offset), sum: $0.element, hours: 1) })
+        #expect(try #require(packed.degrees) < 8)
+    }
+
+    @Test("Holm's adjusted p-values of a worked example (as statsmodels' multipletests 'holm')")
+    func holm() {
+        let adjusted = Holm.adjusted([0.01, 0.04, nil, 0.03, 0.005])
+        let expected: [Double?] = [0.03, 0.06, nil, 0.06, 0.02]
+        #expect(adjusted.count == expected.count)
+        for (a, e) in zip(adjusted, expected) {
+            #expect((a == nil) == (e == nil))
+            if let a, let e { #expect(abs(a - e) < 1e-15) }
+        }
+    }
+
+    @Test("equal models whose errors persist for 5 days (52 days): few false verdicts, where HLN gave many")
+    func persistentErrors() {
+        let errors = TwoModelErrors(days: 52, tau: 120)
+        let hac = CompareRates.run(errors, method: .hac, repetitions: 100, seed: 11)
+        #expect(hac.ownRate <= 0.09, "per-bucket \(hac.ownRate)")
+        #expect(hac.familyRate <= 0.09, "family-wise \(hac.familyRate)")
+        // The old test (HLN per bucket, no joint verdict) on the same histories.
+        let hln = CompareRates.run(errors, method: .hln, repetitions: 100, seed: 11)
+        #expect(hln.ownRate > 0.12, "HLN per-bucket \(hln.ownRate)")
+    }
+
+    @Test(
+        "Monte Carlo size and power table (WXDB_MONTE_CARLO=FILE writes it)",
+        .enabled(if: ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO"] != nil, "slow: set WXDB_MONTE_CARLO=FILE"))
+    func monteCarlo() throws {
+        let path = ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO"]!
+        let repetitions = Int(ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_REPS"] ?? "") ?? 500
+        func percent(_ x: Double) -> String { String(format: "%.1f", 100 * x) }
+        var lines = [
+            "| days | errors | method | per-bucket false \"better\" (own test, p < 5%) | lowest–highest bucket | joint verdict: any false \"better\" (family-wise) |",
+            "|---|---|---|---|---|---|"
+        ]
+        var seed: UInt64 = 1
+        for days in [52, 120] {
+            for tau in [nil, 24.0, 120.0] {
+                for method in [CompareMethod.hac, .hln] {
+                    let rates = CompareRates.run(
+                        TwoModelErrors(days: days, tau: tau), method: method, repetitions: repetitions, seed: seed)
+                    let perBucket = rates.ownRejections.map { Double($0) / Double(repetitions) }
+                    lines.append(
+                        "| \(days) | \(tau.map { "τ = \(Int($0)) h" } ?? "independent") | \(method.rawValue) | \(percent(rates.ownRate)) % | \(percent(perBucket.min()!))–\(percent(perBucket.max()!)) % | \(percent(rates.familyRate)) % |"
+                    )
+                    if method == .hac {
+                        #expect(rates.ownRate >= 0.03 && rates.ownRate <= 0.07, "\(days) \(String(describing: tau))")
+                        #expect(rates.familyRate <= 0.06, "\(days) \(String(describing: tau))")
+                    }
+                }
+                seed += 1
+            }
+        }
+        lines += [
+            "",
+            "| days | errors | method | B's MAE 0.3 °C worse at 0–48 h: A named better there (joint verdict) | per bucket 0–6 h, 6–12 h, 12–24 h, 1–2 d | false verdicts elsewhere |",
+            "|---|---|---|---|---|---|"
+        ]
+        for tau in [nil, 24.0, 120.0] {
+            for method in [CompareMethod.hac, .hln] {
+                let rates = CompareRates.run(
+                    TwoModelErrors(days: 120, tau: tau, difference: 0.3), method: method, repetitions: repetitions,
+                    seed: seed)
+                let early = rates.verdicts.prefix(4).map { percent(Double($0) / Double(repetitions)) + " %" }
+                let late = Double(rates.verdicts.dropFirst(4).reduce(0, +)) / Double(repetitions * 14)
+                lines.append(
+                    "| 120 | \(tau.map { "τ = \(Int($0)) h" } ?? "independent") | \(method.rawValue) | \(percent(Double(rates.foundEarly) / Double(repetitions))) % | \(early.joined(separator: ", ")) | \(percent(late)) % per bucket |"
+                )
+            }
+            seed += 1
+        }
+        let text = "Repetitions per row: \(repetitions) (seeded).\n\n" + lines.joined(separator: "\n") + "\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}

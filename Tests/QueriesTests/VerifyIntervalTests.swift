@@ -1,0 +1,230 @@
+import Foundation
+import TestSupport
+import Testing
+import WxCore
+
+@testable import WxQueries
+
+/// Days of hourly pairs with known true scores: error = μ + σ(√a·z_day + √(1−a)·w_hour), z an
+/// AR(1) process over days with coefficient φ, w independent; observations a daily cycle of
+/// amplitude 4 plus noise of SD 2 (variance 12), forecasts observation + error.
+struct KnownDays {
+    var days: Int
+    var phi = 0.0
+    var shared = 0.0
+    let mu = 0.5, sigma = 1.5
+
+    /// The true bias, MAE, RMSE, error SD and correlation.
+    var truth: [IntervalScore: Double] {
+        let z = mu / sigma
+        let normalTail = 0.5 * erfc(z / 2.0.squareRoot())
+        let mae = sigma * (2 / Double.pi).squareRoot() * exp(-z * z / 2) + mu * (1 - 2 * normalTail)
+        return [
+            .bias: mu, .mae: mae, .rmse: (mu * mu + sigma * sigma).squareRoot(), .errorSD: sigma,
+            .correlation: (12 / (12 + sigma * sigma)).squareRoot()
+        ]
+    }
+
+    /// The analytical standard errors of bias and MAE for independent hours.
+    func standardErrors(n: Int) -> [IntervalScore: Double] {
+        let mae = truth[.mae]!
+        return [
+            .bias: sigma / Double(n).squareRoot(),
+            .mae: (mu * mu + sigma * sigma - mae * mae).squareRoot() / Double(n).squareRoot()
+        ]
+    }
+
+    func draw(_ random: inout NormalSource) -> [(start: Int64, sums: SummarySums)] {
+        var z = random.normal()
+        var out: [(start: Int64, sums: SummarySums)] = []
+        for day in 0..<days {
+            if day > 0 { z = phi * z + (1 - phi * phi).squareRoot() * random.normal() }
+            var sums = SummarySums()
+            for hour in 0..<24 {
+                let observed = 10 + 4 * sin(2 * Double.pi * Double(hour) / 24) + 2 * random.normal()
+                let error = mu + sigma * (shared.squareRoot() * z + (1 - shared).squareRoot() * random.normal())
+                sums.continuous.add(forecast: observed + error, observed: observed)
+            }
+            out.append((start: Int64(day) * 86_400, sums: sums))
+        }
+        return out
+    }
+}
+
+/// How often the intervals cover the truth, and how wide they are against the analytical SE.
+struct Coverage {
+    var covered: [IntervalScore: Int] = [:]
+    var widthRatio: [IntervalScore: Double] = [:]
+    var repetitions = 0
+    var blockLength = 0.0
+
+    static let scores: [IntervalScore] = [.bias, .mae, .rmse, .errorSD, .correlation]
+
+    static func run(_ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64) -> Coverage {
+        var random = NormalSource(state: seed)
+        var result = Coverage(repetitions: repetitions)
+        let truth = days.truth
+        let errors = days.standardErrors(n: days.days * 24)
+        for repetition in 0..<repetitions {
+            let sample = days.draw(&random)
+            guard
+                let intervals = DayBootstrap.intervals(
+                    days: sample, confidence: 0.95, resamples: resamples, seed: UInt64(repetition) &+ seed)
+            else { continue }
+            result.blockLength += intervals.blockLength / Double(repetitions)
+            for score in scores {
+                guard let interval = intervals.scores[score] else { continue }
+                if interval.low <= truth[score]! && truth[score]! <= interval.high {
+                    result.covered[score, default: 0] += 1
+                }
+                if let se = errors[score] {
+                    result.widthRatio[score, default: 0] +=
+                        (interval.high - interval.low) / (2 * 1.959_964 * se) / Double(repetitions)
+                }
+            }
+        }
+        return result
+    }
+
+    func rate(_ score: IntervalScore) -> Double { Double(covered[score] ?? 0) / Double(repetitions) }
+}
+
+@Suite("query verify: intervals by a block bootstrap over valid days")
+struct VerifyIntervalTests {
+    @Test("the same days and seed give the same intervals; fewer than 10 days give none")
+    func seededAndMinimum() throws {
+        var random = NormalSource(state: 3)
+        let days = KnownDays(days: 30).draw(&random)
+        let a = try #require(DayBootstrap.intervals(days: days, confidence: 0.95, seed: 9))
+        let b = try #require(DayBootstrap.intervals(days: days.reversed(), confidence: 0.95, seed: 9))
+        #expect(a == b)
+        #expect(a.days == 30 && a.resamples == DayBootstrap.defaultResamples)
+        var total = SummarySums()
+        for day in days { total.merge(day.sums) }
+        for score in Coverage.scores {
+            let interval = try #require(a.scores[score])
+            let value = try #require(score.value(total))
+            #expect(interval.low < value && value < interval.high, "\(score)")
+        }
+        #expect(DayBootstrap.intervals(days: Array(days.prefix(9)), confidence: 0.95, seed: 9) == nil)
+        #expect(DayBootstrap.intervals(days: Array(days.prefix(10)), confidence: 0.95, seed: 9) != nil)
+    }
+
+    @Test("the block length follows the days: about 1 for independent days, longer when errors persist")
+    func blockLength() {
+        var random = NormalSource(state: 5)
+        let independent = KnownDays(days: 120).draw(&random)
+        let persistent = KnownDays(days: 120, phi: 0.8, shared: 0.7).draw(&random)
+        let a = DayBootstrap.intervals(days: independent, confidence: 0.95, resamples: 10, seed: 1)!.blockLength
+        let b = DayBootstrap.intervals(days: persistent, confidence: 0.95, resamples: 10, seed: 1)!.blockLength
+        #expect(a < 2, "independent \(a)")
+        #expect(b > 3, "persistent \(b)")
+    }
+
+    @Test("95% intervals cover the true scores (cheap sample: 60 repetitions)")
+    func coverageQuick() {
+        let coverage = Coverage.run(KnownDays(days: 40), repetitions: 60, resamples: 200, seed: 21)
+        for score in Coverage.scores { #expect(coverage.rate(score) >= 0.85, "\(score) \(coverage.rate(score))") }
+        let ratio = coverage.widthRatio[.mae] ?? 0
+        #expect(ratio > 0.85 && ratio < 1.15, "MAE width / analytical \(ratio)")
+    }
+
+    @Test(
+        "agrees with scipy.stats.bootstrap (percentile, independent days) within Monte Carlo error",
+        .enabled(
+            if: scipyPython != nil, "scipy is not installed (.ci/run's .build/reference-venv, or WXDB_REFERENCE_PYTHON)"
+        ))
+    func agreesWithScipy() throws {
+        var random = NormalSource(state: 17)
+        let days = KnownDays(days: 40).draw(&random)
+        let ours = try #require(
+            DayBootstrap.intervals(
+                days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
+        let folder = Scratch.folder("scipy-bootstrap")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("days.json")
+        let rows = days.map { day -> [Double] in
+            let c = day.sums.continuous
+            return [Double(c.n), c.sumErr, c.sumAbsErr, c.sumErrSq]
+        }
+        try JSONSerialization.data(withJSONObject: rows).write(to: input)
+        let script = """
+            import json, sys, numpy as np
+            from scipy.stats import bootstrap
+            d = np.array(json.load(open(sys.argv[1])))
+            def stat(f):
+                return lambda i: f(d[i.astype(int)].sum(axis=0))
+            scores = {
+                "bias": lambda s: s[1] / s[0], "mae": lambda s: s[2] / s[0],
+                "rmse": lambda s: np.sqrt(s[3] / s[0]),
+            }
+            out = {}
+            for name, f in scores.items():
+                r = bootstrap((np.arange(len(d)),), stat(f), vectorized=False, n_resamples=20000,
+                              confidence_level=0.95, method="percentile", random_state=np.random.default_rng(1))
+                out[name] = [float(r.confidence_interval.low), float(r.confidence_interval.high)]
+            print(json.dumps(out))
+            """
+        let path = folder.appendingPathComponent("reference.py").path
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        let output = try runPython(try #require(scipyPython), [path, input.path])
+        let reference = try #require(try JSONSerialization.jsonObject(with: output) as? [String: [Double]])
+        for score in [IntervalScore.bias, .mae, .rmse] {
+            let theirs = try #require(reference[score.rawValue])
+            let interval = try #require(ours.scores[score])
+            let width = theirs[1] - theirs[0]
+            // Two independent 20 000-resample percentile estimates: each end within 4% of the width.
+            #expect(abs(interval.low - theirs[0]) < 0.04 * width, "\(score) low \(interval.low) vs \(theirs[0])")
+            #expect(abs(interval.high - theirs[1]) < 0.04 * width, "\(score) high \(interval.high) vs \(theirs[1])")
+        }
+    }
+
+    @Test(
+        "Monte Carlo coverage table (WXDB_MONTE_CARLO_VERIFY=FILE writes it)",
+        .enabled(
+            if: ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_VERIFY"] != nil,
+            "slow: set WXDB_MONTE_CARLO_VERIFY=FILE"))
+    func monteCarlo() throws {
+        let path = ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_VERIFY"]!
+        let repetitions = Int(ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_REPS"] ?? "") ?? 500
+        func percent(_ x: Double) -> String { String(format: "%.1f", 100 * x) }
+        var lines = [
+            "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE |",
+            "|---|---|---|---|---|---|---|---|---|---|"
+        ]
+        var seed: UInt64 = 100
+        for (days, phi, shared, label) in [
+            (60, 0.0, 0.0, "independent hours"), (120, 0.0, 0.0, "independent hours"),
+            (60, 0.3, 0.5, "AR(1) φ = 0.3, half shared by the day"),
+            (60, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day"),
+            (120, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day")
+        ] {
+            let coverage = Coverage.run(
+                KnownDays(days: days, phi: phi, shared: shared), repetitions: repetitions, resamples: 1000, seed: seed)
+            seed += 1
+            let ratios =
+                shared == 0
+                ? [IntervalScore.bias, .mae].map { String(format: "%.3f", coverage.widthRatio[$0] ?? 0) } : ["–", "–"]
+            lines.append(
+                "| \(days) | \(label) | \(String(format: "%.1f", coverage.blockLength)) | "
+                    + Coverage.scores.map { percent(coverage.rate($0)) + " %" }.joined(separator: " | ")
+                    + " | \(ratios.joined(separator: " | ")) |")
+        }
+        let text =
+            "Repetitions per row: \(repetitions) (seeded), 1000 resamples each.\n\n" + lines.joined(separator: "\n")
+            + "\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+/// A Python with scipy: `WXDB_REFERENCE_PYTHON`, else `.build/reference-venv`; nil when neither has it.
+let scipyPython: String? = {
+    let environment = ProcessInfo.processInfo.environment
+    let candidates = [
+        environment["WXDB_REFERENCE_PYTHON"], queriesPackageRoot.path + "/.build/reference-venv/bin/python"
+    ]
+    for case let path? in candidates where FileManager.default.isExecutableFile(atPath: path) {
+        if (try? runPython(path, ["-c", "import scipy.stats"])) != nil { return path }
+    }
+    return nil
+}()
