@@ -125,6 +125,28 @@ struct Opt<Root> {
         }
     }
 
+    /// One of an enum's raw values, nil when the option is not given (so another can stand in for it).
+    static func choice<T: RawRepresentable & CaseIterable>(
+        _ name: String, _ valueName: String, _ help: String, default defaultValue: T? = nil,
+        _ path: WritableKeyPath<Root, T?>
+    ) -> Opt
+    where T.RawValue == String {
+        let names = T.allCases.map(\.rawValue)
+        return Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help, defaultDescription: defaultValue?.rawValue,
+                completions: names)
+        ) { root, values in
+            let text = values.last!
+            guard let value = T(rawValue: text) else {
+                throw UsageError(
+                    "--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'"
+                        + Suggest.phrase(text, among: names))
+            }
+            root[keyPath: path] = value
+        }
+    }
+
     static func flag(_ name: String, _ help: String, _ path: WritableKeyPath<Root, Bool>) -> Opt {
         Opt(spec: OptionSpec(name: name, valueName: nil, help: help)) { root, _ in root[keyPath: path] = true }
     }

@@ -12,6 +12,9 @@ enum QueryVerify {
         var range = TimeRangeOptions()
         var grouping: VerifyGrouping = .lead
         var model: String?
+        var lead: Double?
+        var leadFrom: Double?
+        var leadTo: Double?
         var threshold: Double?
         var units = UnitsOption()
         var output = FormatOption()
@@ -28,6 +31,15 @@ enum QueryVerify {
                         default: .lead, \.grouping),
                     QueryCommand.modelOption(\.model),
                     .double(
+                        "lead", "hours", "Only the lead bucket that holds this lead (e.g. 72: the 3-4 d bucket).",
+                        in: 0...383, \.lead),
+                    .double(
+                        "lead-from", "hours", "Only lead buckets that reach this lead or beyond.", in: 0...383,
+                        \.leadFrom),
+                    .double(
+                        "lead-to", "hours", "Only lead buckets that start at or before this lead.", in: 0...383,
+                        \.leadTo),
+                    .double(
                         "threshold", "mm",
                         "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
                         in: 0...10_000, default: "0.1", \.threshold)
@@ -42,6 +54,24 @@ enum QueryVerify {
         func validate() throws {
             try variable.validate()
             try range.validate()
+            if lead != nil, leadFrom != nil || leadTo != nil {
+                throw UsageError("--lead names one lead; give it or --lead-from/--lead-to, not both")
+            }
+            if let leadFrom, let leadTo, leadFrom > leadTo {
+                throw UsageError("--lead-from must not be after --lead-to")
+            }
+        }
+
+        /// Whether a bucket `[from, to)` h is asked for.
+        func wants(_ from: Int, _ to: Int) -> Bool {
+            if let lead { return Double(from) <= lead && lead < Double(to) }
+            return Double(to) > (leadFrom ?? 0) && Double(from) <= (leadTo ?? 384)
+        }
+
+        var leadPhrase: String? {
+            if let lead { return "lead \(formatNumber(lead, places: 1)) h" }
+            guard leadFrom != nil || leadTo != nil else { return nil }
+            return "leads \(formatNumber(leadFrom ?? 0, places: 1))–\(formatNumber(leadTo ?? 384, places: 1)) h"
         }
     }
 
@@ -70,12 +100,23 @@ enum QueryVerify {
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
             grouping: options.grouping, model: options.model, thresholdMillimetres: options.threshold ?? 0.1,
             units: options.units.units)
-        let result: VerifyResult
+        var result: VerifyResult
         do {
             result = try VerifyQuery.verify(store, location: location, options: query)
         } catch {
             try QueryCommand.explainNoPairs(
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
+        }
+        if let phrase = options.leadPhrase {
+            let stored = result.rows
+            result.rows = stored.filter { options.wants($0.leadFromHours, $0.leadToHours) }
+            if result.rows.isEmpty {
+                let leads = Set(stored.map(\.leadFromHours)).sorted()
+                let reach =
+                    leads.isEmpty ? "" : "; the pairs reach from \(leads[0]) h to \(stored.map(\.leadToHours).max()!) h"
+                throw CLIError(
+                    "no pairs at \(phrase) for \(location.name), \(variable.name)\(reach); try another --lead")
+            }
         }
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let notes = notes(result)

@@ -71,6 +71,10 @@ public struct TrendResult: Sendable, Equatable {
     public var points: [TrendPoint]
     /// Scores over every hour of the trend.
     public var overall: ContinuousScores
+    /// The first and last valid hour behind the points (also when they are per day), so hourly and
+    /// daily trends of the same hours speak of the same period.
+    public var firstValidTime: Int64 = 0
+    public var lastValidTime: Int64 = 0
 }
 
 /// `wxdb query trend`: observed against the forecast issued a given lead ahead.
@@ -132,7 +136,15 @@ public enum TrendQuery {
         return TrendResult(
             location: location.name, variable: variable, source: source, model: model,
             leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
-            units: options.units, points: points, overall: overall)
+            units: options.units, points: points, overall: overall, firstValidTime: hourly[0].time,
+            lastValidTime: hourly[hourly.count - 1].time)
+    }
+
+    /// Every model with runs at the location: the location's own models first, in its order, then
+    /// the others by run count.
+    public static func models(_ store: Store, location: Location) throws -> [String] {
+        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
+        return location.models.filter(stored.contains) + stored.filter { !location.models.contains($0) }
     }
 
     /// The location's first model when it has runs, else the model with the most runs.

@@ -1,0 +1,100 @@
+// What a new user met in the first hour (issue 27), each tried as they tried it.
+import Foundation
+import Testing
+import WxCore
+import WxReplay
+
+@testable import WxCLI
+
+/// A replay server and a database holding `Hamburg`: two models backfilled for `days` days.
+private func hamburg(days: Int = 8) async throws -> ReplaySandbox {
+    let replay = try ReplaySandbox()
+    let clock = Date(timeIntervalSince1970: 1_785_000_000)
+    replay.box.now = clock
+    replay.server.now = { clock }
+    replay.box.environment["WXDB_SINGLE_RUNS_URL"] = replay.server.baseURL + ReplayServer.singleRunsPath
+    let added = await replay.run(
+        "locations", "add", "Hamburg", "--lat", "53.55", "--lon", "9.99", "--timezone", "Europe/Berlin",
+        "--models", "icon_seamless,ecmwf_ifs025")
+    #expect(added.code == 0, "\(added.stderrText)")
+    let backfill = await replay.run("backfill", "--location", "Hamburg", "--days", "\(days)", "--every", "12")
+    #expect(backfill.code == 0, "\(backfill.stderrText)")
+    return replay
+}
+
+private func object(_ text: String) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+}
+
+@Suite("issue 27: how good was it N hours out", .serialized)
+struct LeadQuestionTests {
+    @Test("verify --lead keeps the bucket holding that lead, for each model; --lead-from/--lead-to a range")
+    func verifyLead() async throws {
+        let replay = try await hamburg()
+        let one = await replay.run(
+            "query", "verify", "--location", "Hamburg", "--by", "model", "--lead", "72", "--format", "json")
+        #expect(one.code == 0, "\(one.stderrText)")
+        let rows = try #require(try object(one.stdout)["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["model"] as? String } == ["ecmwf_ifs025", "icon_seamless"])
+        #expect(rows.allSatisfy { $0["lead_from_h"] as? Int == 72 && $0["lead_to_h"] as? Int == 96 })
+
+        let range = await replay.run(
+            "query", "verify", "--location", "Hamburg", "--lead-from", "24", "--lead-to", "48", "--format", "json")
+        #expect(range.code == 0, "\(range.stderrText)")
+        let kept = try #require(try object(range.stdout)["rows"] as? [[String: Any]])
+        #expect(kept.map { $0["lead_from_h"] as? Int } == [24, 48])
+
+        let table = await replay.run("query", "verify", "--location", "Hamburg", "--lead", "5")
+        #expect(table.code == 0)
+        #expect(table.stdout.hasPrefix("Forecasts 0–6 hours out"), "\(table.stdout)")
+    }
+
+    @Test(
+        "verify's lead options: contradictions are usage errors, a lead without pairs is exit 1",
+        arguments: [
+            (["--lead", "10", "--lead-from", "5"], 64), (["--lead-from", "48", "--lead-to", "24"], 64),
+            (["--lead", "400"], 64), (["--lead", "380"], 1)
+        ] as [([String], Int32)])
+    func verifyLeadErrors(_ extra: [String], _ code: Int32) async throws {
+        let replay = try await hamburg(days: 2)
+        let result = await replay.box.run(["query", "verify", "--location", "Hamburg"] + extra)
+        #expect(result.code == code, "\(result.stderrText)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderrText.hasPrefix("Error: "))
+    }
+
+    @Test("trend follows every model without --model; --by day is the spelling, --every still works")
+    func trendEveryModel() async throws {
+        let replay = try await hamburg()
+        let json = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24", "--format", "json")
+        #expect(json.code == 0, "\(json.stderrText)")
+        let document = try object(json.stdout)
+        #expect(document["model"] is NSNull)
+        let models = try #require(document["models"] as? [[String: Any]])
+        #expect(models.map { $0["model"] as? String } == ["icon_seamless", "ecmwf_ifs025"])
+        let rows = try #require(document["rows"] as? [[String: Any]])
+        #expect(Set(rows.map { $0["model"] as? String }) == ["icon_seamless", "ecmwf_ifs025"])
+
+        let hourly = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24")
+        let daily = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24", "--by", "day")
+        #expect(daily.code == 0, "\(daily.stderrText)")
+        let hourlyLines = hourly.stdout.split(separator: "\n").prefix(2).map(String.init)
+        let dailyLines = daily.stdout.split(separator: "\n").prefix(2).map(String.init)
+        #expect(hourlyLines[0].hasPrefix("icon_seamless forecasts issued 24 h ahead"))
+        #expect(hourlyLines[1].hasPrefix("ecmwf_ifs025 forecasts issued 24 h ahead"))
+        // The same hours, hour by hour or per day: the same headline, period and n included.
+        #expect(dailyLines == hourlyLines)
+
+        let old = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24", "--every", "day")
+        #expect(old.code == 0)
+        #expect(old.stdout == daily.stdout)
+        #expect(old.stderrText.contains("--every is deprecated"))
+        let both = await replay.run(
+            "query", "trend", "--location", "Hamburg", "--lead", "24", "--every", "day", "--by", "day")
+        #expect(both.code == 64)
+
+        let single = await replay.run(
+            "query", "trend", "--location", "Hamburg", "--lead", "24", "--model", "ecmwf_ifs025", "--format", "json")
+        #expect(try object(single.stdout)["model"] as? String == "ecmwf_ifs025")
+    }
+}
