@@ -98,3 +98,49 @@ struct LeadQuestionTests {
         #expect(try object(single.stdout)["model"] as? String == "ecmwf_ifs025")
     }
 }
+
+@Suite("issue 27: model names are checked against the models wxdb knows")
+struct ModelNameTests {
+    @Test(
+        "a mistyped model is a usage error with a did-you-mean, and nothing is saved",
+        arguments: [
+            ("icon_seamles,ecmwf_ifs025", "'icon_seamles' is not a model wxdb knows; did you mean 'icon_seamless'?"),
+            ("icon_seamless,ecmwf_ifs25", "'ecmwf_ifs25' is not a model wxdb knows; did you mean 'ecmwf_ifs025'?"),
+            ("zzzz", "'zzzz' is not a model wxdb knows (e.g. icon_seamless")
+        ])
+    func mistyped(_ models: String, _ message: String) async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        let add = await box.run("locations", "add", "Typo", "--lat", "1", "--lon", "2", "--models", models)
+        #expect(add.code == 64)
+        #expect(add.stderrText.hasPrefix("Error: " + message), "\(add.stderrText)")
+        #expect(add.stderrText.contains("--force"))
+        #expect(!FileManager.default.fileExists(atPath: box.db))
+
+        #expect(await box.run("locations", "add", "Good", "--lat", "1", "--lon", "2").code == 0)
+        let set = await box.run("locations", "set", "Good", "--models", models)
+        #expect(set.code == 64)
+        #expect(set.stderrText.hasPrefix("Error: " + message))
+        let shown = await box.run("locations", "show", "Good", "--format", "json")
+        #expect(try object(shown.stdout)["models"] as? [String] == ["best_match"])
+    }
+
+    @Test("--force keeps a model wxdb does not know, with a note; known models need no --force")
+    func forced() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        let add = await box.run(
+            "locations", "add", "New", "--lat", "1", "--lon", "2", "--models", "icon_seamless,brand_new_model",
+            "--force")
+        #expect(add.code == 0, "\(add.stderrText)")
+        #expect(add.stderrText.contains("Note: brand_new_model is not a model wxdb knows; kept because of --force"))
+        let set = await box.run("locations", "set", "New", "--models", "future_model", "--force")
+        #expect(set.code == 0)
+        #expect(set.stderrText.contains("Note: future_model is not a model"))
+        for model in ["best_match", "icon_seamless", "ecmwf_ifs025", "gfs_seamless", "meteofrance_seamless"] {
+            let known = await box.run("locations", "set", "New", "--models", model)
+            #expect(known.code == 0, "\(model): \(known.stderrText)")
+            #expect(!known.stderrText.contains("Note:"))
+        }
+    }
+}
