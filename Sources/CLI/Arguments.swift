@@ -14,6 +14,19 @@ public struct OptionSpec: Sendable {
     public var defaultDescription: String?
     /// Values shell completion offers (a choice's cases, variable names).
     public var completions: [String] = []
+    /// Whether the value is a saved location's name (completed from the database): every
+    /// `--location` is.
+    public var completesLocations: Bool { name == "location" }
+}
+
+/// What shell completion offers for a positional argument.
+public enum ArgumentCompletion: Sendable, Equatable {
+    case files
+    /// A saved location's name, read from the database.
+    case locations
+    case values([String])
+    /// Nothing to offer (a new name).
+    case none
 }
 
 /// One positional argument.
@@ -22,6 +35,7 @@ public struct ArgumentSpec: Sendable {
     public var help: String
     public var optional = false
     public var variadic = false
+    public var completion: ArgumentCompletion = .files
 }
 
 /// One typed option of the options struct `Root`: its spec, and how its values are stored.

@@ -53,7 +53,9 @@ enum LocationsCommand {
     /// The location's name, the one positional argument of show, set and remove.
     struct NameArgument {
         var name = ""
-        static var arguments: [ArgumentSpec] { [ArgumentSpec(name: "name", help: "The location's name.")] }
+        static var arguments: [ArgumentSpec] {
+            [ArgumentSpec(name: "name", help: "The location's name.", completion: .locations)]
+        }
     }
 
     struct AddOptions: CommandOptions {
@@ -70,7 +72,10 @@ enum LocationsCommand {
         var output = FormatOption()
 
         static var arguments: [ArgumentSpec] {
-            [ArgumentSpec(name: "name", help: "A name for the location, used by every other command.")]
+            [
+                ArgumentSpec(
+                    name: "name", help: "A name for the location, used by every other command.", completion: .none)
+            ]
         }
 
         static var table: [Opt<AddOptions>] {
@@ -132,12 +137,21 @@ enum LocationsCommand {
     struct ListOptions: CommandOptions {
         var database = DatabaseOption()
         var output = FormatOption()
-        static var table: [Opt<ListOptions>] { FormatOption.options(\.output) + DatabaseOption.options(\.database) }
+        var names = false
+        static var table: [Opt<ListOptions>] {
+            FormatOption.options(\.output)
+                + [.flag("names", "Only the names, one a line (for scripts and shell completion).", \.names)]
+                + DatabaseOption.options(\.database)
+        }
     }
 
     static var list: Command {
         Command(name: "list", abstract: "List saved locations.", options: ListOptions.self) { options, context in
             let store = try options.database.open(context, access: .read)
+            if options.names {
+                context.out(try store.locations().map { $0.name + "\n" }.joined())
+                return
+            }
             let summaries = try summaries(store)
             if options.output.format == .table && summaries.isEmpty {
                 context.note("No locations yet. Add one with: wxdb locations add NAME --lat DEG --lon DEG")
