@@ -1,5 +1,6 @@
 // What a new user met in the first hour (issue 27), each tried as they tried it.
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
@@ -142,5 +143,67 @@ struct ModelNameTests {
             #expect(known.code == 0, "\(model): \(known.stderrText)")
             #expect(!known.stderrText.contains("Note:"))
         }
+    }
+}
+
+@Suite("issue 27: the verif export writes one file per model", .serialized)
+struct VerifPerModelTests {
+    @Test("several models: refused without --model, one file each with --output-dir or {model}; the header names it")
+    func perModel() async throws {
+        let replay = try await hamburg(days: 3)
+        let base = ["export", "pairs", "--location", "Hamburg", "--format", "verif"]
+        let refused = await replay.box.run(base)
+        #expect(refused.code == 1)
+        #expect(refused.stdout.isEmpty)
+        #expect(
+            refused.stderrText.contains(
+                "Hamburg has runs of 2 models (icon_seamless, ecmwf_ifs025) and a verif file holds one"))
+
+        let csv = await replay.run("export", "pairs", "--location", "Hamburg")
+        let perModelPairs = Dictionary(
+            grouping: csv.stdout.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",")[1] }, by: { $0 }
+        ).mapValues(\.count)
+        #expect(perModelPairs.count == 2)
+
+        let folder = replay.box.folder.appendingPathComponent("verif")
+        let pattern = replay.box.folder.appendingPathComponent("hamburg-{model}.txt").path
+        for extra in [["--output-dir", folder.path], ["--output", pattern]] {
+            let result = await replay.box.run(base + extra)
+            #expect(result.code == 0, "\(result.stderrText)")
+            for model in ["icon_seamless", "ecmwf_ifs025"] {
+                let path =
+                    extra[0] == "--output-dir"
+                    ? folder.appendingPathComponent("\(model).txt").path
+                    : pattern.replacingOccurrences(of: "{model}", with: model)
+                let text = try String(contentsOfFile: path, encoding: .utf8)
+                let lines = text.split(separator: "\n")
+                #expect(lines.first == "# variable: temperature_2m (\(model))")
+                #expect(lines.count - 3 == perModelPairs[Substring(model)], "\(model)")
+                #expect(result.stderrText.contains("Wrote \(lines.count - 3) rows to \(path)"))
+            }
+        }
+
+        let one = await replay.box.run(base + ["--model", "ecmwf_ifs025"])
+        #expect(one.code == 0)
+        #expect(one.stdout.hasPrefix("# variable: temperature_2m (ecmwf_ifs025)\n"))
+
+        for wrong in [["--output-dir", folder.path, "--format", "csv"], ["--output", pattern, "--format", "csv"]] {
+            let usage = await replay.box.run(["export", "pairs", "--location", "Hamburg"] + wrong)
+            #expect(usage.code == 64)
+        }
+
+        // verif itself reads the two files as two systems, each under its model's name.
+        guard let verif = verifExecutable else { return }
+        let (status, data) = try Subprocess.run(
+            verif,
+            [
+                folder.appendingPathComponent("icon_seamless.txt").path,
+                folder.appendingPathComponent("ecmwf_ifs025.txt").path,
+                "-m", "mae", "-type", "csv"
+            ])
+        #expect(status == 0)
+        let header = String(decoding: data, as: UTF8.self).split(separator: "\n").first ?? ""
+        // (verif's legend is the file name with spaces for underscores.)
+        #expect(header.contains("icon seamless") && header.contains("ecmwf ifs025"), "\(header)")
     }
 }
