@@ -132,7 +132,9 @@ public enum TrendQuery {
             detail += "; " + (try QuerySupport.coverage(store, location: location, source: source))
             throw QueryError.noPairs(location: location.name, variable: variable.name, source: source, detail: detail)
         }
-        let points = options.every == .hour ? hourly : daily(hourly, timezone: location.timezone)
+        let points =
+            options.every == .hour
+            ? hourly : daily(hourly, timezone: location.timezone, sum: variable.quantity == .precipitation)
         return TrendResult(
             location: location.name, variable: variable, source: source, model: model,
             leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
@@ -155,8 +157,9 @@ public enum TrendQuery {
         return first.model
     }
 
-    /// Hourly points averaged per local day; the running bias stays weighted by hours.
-    public static func daily(_ hourly: [TrendPoint], timezone: String) -> [TrendPoint] {
+    /// Hourly points averaged per local day (summed with `sum`: a day of hourly precipitation is
+    /// its total, not a mean of hourly mm); the running bias stays the mean over hours.
+    public static func daily(_ hourly: [TrendPoint], timezone: String, sum: Bool = false) -> [TrendPoint] {
         var days: [TrendPoint] = []
         var sumErrors = 0.0
         var count = 0
@@ -165,10 +168,10 @@ public enum TrendQuery {
             sumErrors += point.error
             count += 1
             if var last = days.last, last.date == date {
-                let n = Double(last.hours)
-                last.forecast = (last.forecast * n + point.forecast) / (n + 1)
-                last.observed = (last.observed * n + point.observed) / (n + 1)
-                last.error = (last.error * n + point.error) / (n + 1)
+                let n = Double(last.hours), weight = sum ? 1 : n + 1, kept = sum ? 1 : n
+                last.forecast = (last.forecast * kept + point.forecast) / weight
+                last.observed = (last.observed * kept + point.observed) / weight
+                last.error = (last.error * kept + point.error) / weight
                 last.hours += 1
                 last.runningBias = sumErrors / Double(count)
                 days[days.count - 1] = last

@@ -207,3 +207,58 @@ struct VerifPerModelTests {
         #expect(header.contains("icon seamless") && header.contains("ecmwf ifs025"), "\(header)")
     }
 }
+
+@Suite("issue 27: the report with two models", .serialized)
+struct ReportTwoModelTests {
+    @Test("every model over time and in the headlines, the convergence at the latest observed hour, headers in words")
+    func twoModels() async throws {
+        let replay = try await hamburg(days: 16)
+        let report = await replay.run("report", "--location", "Hamburg")
+        #expect(report.code == 0, "\(report.stderrText)")
+        let html = report.stdout
+        func section(_ id: String) -> String {
+            guard let start = html.range(of: "<section id=\"\(id)\"") else { return "" }
+            let rest = html[start.upperBound...]
+            return String(rest[..<(rest.range(of: "</section>")?.lowerBound ?? rest.endIndex)])
+        }
+        let errors = section("errors-by-lead")
+        for model in ["icon_seamless", "ecmwf_ifs025"] {
+            #expect(errors.contains("<p class=\"finding\">\(model) forecasts"), "\(model)")
+            for lead in ["24", "72"] {
+                #expect(section("over-time").contains("\(model) issued \(lead) h ahead"), "\(model) \(lead)")
+            }
+        }
+        #expect(!errors.contains("<p class=\"finding\">Forecasts"))
+        let convergence = section("convergence")
+        #expect(convergence.contains("The charts follow the latest hour with an observation"))
+        #expect(!convergence.contains("nothing is observed for it yet"))
+        #expect(section("over-time").contains("precipitation: observed and forecast over time (daily totals)"))
+        let scores = section("scores")
+        #expect(!scores.contains(">lead_from_h<") && scores.contains(">lead from <span class=\"unit\">(h)</span>"))
+    }
+
+    @Test("precipitation per day is the day's total, in query trend --by day as in the report")
+    func dailyTotals() async throws {
+        let replay = try await hamburg(days: 4)
+        let base = [
+            "query", "trend", "--location", "Hamburg", "--var", "precipitation", "--lead", "24", "--model",
+            "icon_seamless", "--format", "json"
+        ]
+        let hourly = try #require(try object((await replay.box.run(base)).stdout)["rows"] as? [[String: Any]])
+        let daily = try #require(
+            try object((await replay.box.run(base + ["--by", "day"])).stdout)["rows"] as? [[String: Any]])
+        var sums: [String: (forecast: Double, observed: Double)] = [:]
+        for row in hourly {
+            let time = try #require(CivilTime.parse(row["valid_time"] as? String ?? ""))
+            let date = ZoneTime.date(of: time.wallSeconds, timezone: "Europe/Berlin")
+            sums[date, default: (0, 0)].forecast += row["forecast"] as? Double ?? .nan
+            sums[date, default: (0, 0)].observed += row["observed"] as? Double ?? .nan
+        }
+        #expect(daily.count == sums.count)
+        for row in daily {
+            let sum = try #require(sums[row["date"] as? String ?? ""])
+            #expect(abs((row["forecast"] as? Double ?? .nan) - sum.forecast) < 1e-9)
+            #expect(abs((row["observed"] as? Double ?? .nan) - sum.observed) < 1e-9)
+        }
+    }
+}
