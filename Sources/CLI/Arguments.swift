@@ -271,7 +271,8 @@ public struct CLIError: Error, CustomStringConvertible {
 /// Flags every command takes: how much goes to stderr.
 let verbosityOptions: [OptionSpec] = [
     OptionSpec(name: "quiet", valueName: nil, help: "Print less on stderr."),
-    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr.")
+    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr."),
+    OptionSpec(name: "wide", valueName: nil, help: "Tables: every column (default: as many as fit 100 characters).")
 ]
 
 enum ParseResult {

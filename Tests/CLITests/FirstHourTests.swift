@@ -262,3 +262,62 @@ struct ReportTwoModelTests {
         }
     }
 }
+
+@Suite("issue 27: tables for people", .serialized)
+struct TableTests {
+    @Test("tables fit 100 characters unless --wide; a column's numbers have one number of decimals; forecast by model")
+    func tables() async throws {
+        let replay = try await hamburg(days: 3)
+        let queries: [[String]] = [
+            ["query", "verify", "--location", "Hamburg", "--by", "model"],
+            ["query", "compare", "--location", "Hamburg"],
+            ["query", "runs", "--location", "Hamburg"],
+            ["query", "trend", "--location", "Hamburg", "--lead", "24"],
+            ["query", "consistency", "--location", "Hamburg", "--lead-from", "24", "--lead-to", "48"],
+            ["locations", "list"]
+        ]
+        var cut = 0
+        for query in queries {
+            let narrow = await replay.box.run(query)
+            #expect(narrow.code == 0, "\(query): \(narrow.stderrText)")
+            // The headline sentences and notes around a table may be longer; the table's lines are not.
+            let lines = narrow.stdout.split(separator: "\n")
+            let dashes = try #require(lines.firstIndex { $0.hasPrefix("---") }, "\(query)")
+            let table = lines[(dashes - 1)...].prefix { !$0.hasPrefix("Note:") && !$0.hasPrefix("forecast ") }
+            let widest = table.map(\.count).max() ?? 0
+            #expect(widest <= 100, "\(query): \(widest) wide")
+            let wide = await replay.box.run(query + ["--wide"])
+            if narrow.stderrText.contains("left out to fit 100 characters") {
+                cut += 1
+                #expect(narrow.stderrText.contains("--wide shows them"))
+                #expect((wide.stdout.split(separator: "\n").map(\.count).max() ?? 0) > 100)
+            } else {
+                #expect(wide.stdout == narrow.stdout)
+            }
+        }
+        #expect(cut >= 2, "compare and runs were wider than 100 characters")
+
+        // Fixed decimals: every MAE and bias cell of the verify table has two.
+        let verify = await replay.box.run("query", "verify", "--location", "Hamburg", "--by", "model")
+        let lines = verify.stdout.split(separator: "\n")
+        let header = try #require(lines.firstIndex { $0.hasPrefix("model") })
+        let columns = lines[header].split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let mae = try #require(columns.firstIndex(of: "MAE"))
+        for row in lines[(header + 2)...] {
+            let cells = row.split(separator: " ", omittingEmptySubsequences: true)
+            // model, lead ("0–6 h" is two words), n, bias, MAE ...
+            let value = cells[mae + 1]
+            #expect(value.split(separator: ".").last?.count == 2, "MAE \(value) in \(row)")
+        }
+
+        // query forecast: each model's runs together, not interleaved.
+        let forecast = await replay.box.run(
+            "query", "forecast", "--location", "Hamburg", "--at", "2026-07-24T12:00Z", "--format", "json")
+        #expect(forecast.code == 0, "\(forecast.stderrText)")
+        let runs = try #require(try object(forecast.stdout)["runs"] as? [[String: Any]])
+        let models = runs.compactMap { $0["model"] as? String }
+        var blocks: [String] = []
+        for model in models where blocks.last != model { blocks.append(model) }
+        #expect(blocks.count == 2 && Set(blocks).count == 2, "\(blocks)")
+    }
+}
