@@ -122,10 +122,11 @@ func environmentExports(base: String, pid: Int32) -> String {
 /// `$(wxdb-replay --env)` would wait for it to exit.
 func startInBackground(_ arguments: [String]) -> Never {
     let child = Process()
-    child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-    if !FileManager.default.fileExists(atPath: "/proc/self/exe") {
-        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    }
+    // This program's own file (its real path, so `ps` names it), else argv[0].
+    let me = URL(fileURLWithPath: "/proc/self/exe")
+    child.executableURL =
+        FileManager.default.fileExists(atPath: me.path)
+        ? me.resolvingSymlinksInPath() : URL(fileURLWithPath: CommandLine.arguments[0])
     child.arguments = arguments
     let pipe = Pipe()
     child.standardOutput = pipe

@@ -321,3 +321,68 @@ struct TableTests {
         #expect(blocks.count == 2 && Set(blocks).count == 2, "\(blocks)")
     }
 }
+
+@Suite("issue 27: small things", .serialized)
+struct SmallThingsTests {
+    @Test("a model the location does not fetch, empty consistency, relative dates, a name in another case, % bias")
+    func smallThings() async throws {
+        let replay = try await hamburg(days: 3)
+        let other = await replay.run("query", "verify", "--location", "Hamburg", "--model", "gfs_seamless")
+        #expect(other.code == 1)
+        #expect(other.stderrText.contains("it is not one of its models (icon_seamless, ecmwf_ifs025)"))
+        #expect(
+            other.stderrText.contains("wxdb locations set \"Hamburg\" --models icon_seamless,ecmwf_ifs025,gfs_seamless")
+        )
+        #expect(!other.stderrText.contains("run 'wxdb ingest"))
+
+        let nothing = await replay.run(
+            "query", "consistency", "--location", "Hamburg", "--lead-from", "300", "--lead-to", "310")
+        #expect(nothing.code == 1)
+        #expect(nothing.stdout.isEmpty)
+        #expect(nothing.stderrText.hasPrefix("Error: nothing to show for Hamburg"))
+
+        // The sandbox's clock is 2026-07-25 17:20 UTC: -1d and yesterday are 07-24; the runs start 07-23.
+        let all = await replay.run("query", "verify", "--location", "Hamburg", "--format", "json")
+        for (from, to) in [("-1d", "today"), ("yesterday", "today"), ("2026-07-24", "2026-07-25")] {
+            let relative = await replay.run(
+                "query", "verify", "--location", "Hamburg", "--from", from, "--to", to, "--format", "json")
+            #expect(relative.code == 0, "\(from) \(to): \(relative.stderrText)")
+            #expect(relative.stdout != all.stdout, "\(from) \(to) filtered nothing")
+        }
+        let same = [
+            await replay.run(
+                "query", "verify", "--location", "Hamburg", "--from", "yesterday", "--to", "today", "--format", "json"),
+            await replay.run(
+                "query", "verify", "--location", "Hamburg", "--from", "2026-07-24", "--to", "2026-07-25", "--format",
+                "json")
+        ]
+        #expect(same[0].stdout == same[1].stdout)
+        #expect(await replay.run("query", "verify", "--location", "Hamburg", "--from", "tomorrow").code == 64)
+
+        let lower = await replay.run("query", "runs", "--location", "hamburg")
+        #expect(lower.code == 0, "\(lower.stderrText)")
+
+        let humidity = await replay.run(
+            "query", "verify", "--location", "Hamburg", "--var", "relative_humidity_2m", "--model", "icon_seamless")
+        #expect(humidity.code == 0)
+        #expect(humidity.stdout.contains("percentage points too") || humidity.stdout.contains("showed no bias"))
+        #expect(!humidity.stdout.contains("% too"))
+
+        let again = await replay.run("backfill", "--location", "Hamburg", "--days", "3", "--every", "12")
+        #expect(again.stderrText.contains("Backfill: 0 forecast request(s)"))
+        #expect(again.stderrText.contains("then the observed weather from the archive API"))
+    }
+
+    @Test("a name that differs only in case from two saved names is not guessed")
+    func ambiguousCase() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        for name in ["Paris", "PARIS"] {
+            #expect(await box.run("locations", "add", name, "--lat", "1", "--lon", "2").code == 0)
+        }
+        #expect(await box.run("locations", "show", "Paris").code == 0)
+        let ambiguous = await box.run("locations", "show", "paris")
+        #expect(ambiguous.code == 1)
+        #expect(ambiguous.stderrText.contains("did you mean"))
+    }
+}
