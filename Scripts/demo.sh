@@ -5,8 +5,21 @@
 # generated hourly runs with their fetch times plus observations, and prints a verification table,
 # a forecast-evolution table and a CSV. Everything goes to a temporary database it names; your own
 # wxdb database is never touched.
+#
+#   Scripts/demo.sh          runs the demo, then stops the server (the temporary folder stays)
+#   Scripts/demo.sh --keep   leaves the server running and writes DIR/env, so you can go on exploring
+#                            offline: source DIR/env, then any wxdb command (kill $WXDB_REPLAY_PID to stop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+keep=0
+for arg in "$@"; do
+  case "$arg" in
+    --keep) keep=1 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "Error: unknown argument '$arg' (Scripts/demo.sh [--keep])" >&2; exit 64 ;;
+  esac
+done
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -31,15 +44,13 @@ export WXDB_DB="$work/wxdb-demo.sqlite"
 unset WXDB_API_KEY
 
 say "Starting the replay server (no internet needed)"
-"$bin/wxdb-replay" --fixtures Fixtures > "$work/replay.url" 2> "$work/replay.log" &
-replay=$!
-trap 'kill $replay 2>/dev/null || true' EXIT
-for _ in $(seq 50); do [ -s "$work/replay.url" ] && break; sleep 0.1; done
-base=$(head -n1 "$work/replay.url")
-[ -n "$base" ] || { echo "Error: the replay server did not start; see $work/replay.log" >&2; exit 1; }
-export WXDB_FORECAST_URL="$base/v1/forecast" WXDB_ARCHIVE_URL="$base/v1/archive"
-export WXDB_GEOCODING_URL="$base/v1/search" WXDB_META_URL="$base/data"
-export WXDB_SINGLE_RUNS_URL="$base/single-runs/v1/forecast"
+# --env starts it in the background and prints the exports that point wxdb at it.
+"$bin/wxdb-replay" --env --fixtures Fixtures > "$work/env" 2> "$work/replay.log" ||
+  { echo "Error: the replay server did not start; see $work/replay.log" >&2; exit 1; }
+. "$work/env"
+printf 'export WXDB_DB=%q\n' "$WXDB_DB" >> "$work/env"
+if [ "$keep" = 0 ]; then trap 'kill "$WXDB_REPLAY_PID" 2>/dev/null || true' EXIT; fi
+base=${WXDB_FORECAST_URL%/v1/forecast}
 echo "replay server: $base"
 echo "demo database: $WXDB_DB"
 
@@ -93,4 +104,12 @@ say "Health"
 wxdb stats --days 1 | head -n 12
 
 say "Done"
-echo "Everything is in $work (database: $WXDB_DB). Remove it with: rm -r '$work'"
+echo "Everything is in $work (database: $WXDB_DB)."
+if [ "$keep" = 1 ]; then
+  echo "The replay server is still running (pid $WXDB_REPLAY_PID). To explore the demo database offline:"
+  echo "  source $work/env     # sets WXDB_DB and the WXDB_*_URL variables"
+  echo "  wxdb query verify --location Hamburg --by model"
+  echo "When done: kill \$WXDB_REPLAY_PID && rm -r '$work'"
+else
+  echo "Remove it with: rm -r '$work'   (Scripts/demo.sh --keep leaves the server running to explore)"
+fi

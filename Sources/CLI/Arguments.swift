@@ -14,6 +14,19 @@ public struct OptionSpec: Sendable {
     public var defaultDescription: String?
     /// Values shell completion offers (a choice's cases, variable names).
     public var completions: [String] = []
+    /// Whether the value is a saved location's name (completed from the database): every
+    /// `--location` is.
+    public var completesLocations: Bool { name == "location" }
+}
+
+/// What shell completion offers for a positional argument.
+public enum ArgumentCompletion: Sendable, Equatable {
+    case files
+    /// A saved location's name, read from the database.
+    case locations
+    case values([String])
+    /// Nothing to offer (a new name).
+    case none
 }
 
 /// One positional argument.
@@ -22,6 +35,7 @@ public struct ArgumentSpec: Sendable {
     public var help: String
     public var optional = false
     public var variadic = false
+    public var completion: ArgumentCompletion = .files
 }
 
 /// One typed option of the options struct `Root`: its spec, and how its values are stored.
@@ -117,6 +131,28 @@ struct Opt<Root> {
         ) { root, values in
             let text = values.last!
             guard let value = T(rawValue: text), names.contains(text) else {
+                throw UsageError(
+                    "--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'"
+                        + Suggest.phrase(text, among: names))
+            }
+            root[keyPath: path] = value
+        }
+    }
+
+    /// One of an enum's raw values, nil when the option is not given (so another can stand in for it).
+    static func choice<T: RawRepresentable & CaseIterable>(
+        _ name: String, _ valueName: String, _ help: String, default defaultValue: T? = nil,
+        _ path: WritableKeyPath<Root, T?>
+    ) -> Opt
+    where T.RawValue == String {
+        let names = T.allCases.map(\.rawValue)
+        return Opt(
+            spec: OptionSpec(
+                name: name, valueName: valueName, help: help, defaultDescription: defaultValue?.rawValue,
+                completions: names)
+        ) { root, values in
+            let text = values.last!
+            guard let value = T(rawValue: text) else {
                 throw UsageError(
                     "--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'"
                         + Suggest.phrase(text, among: names))
@@ -235,7 +271,8 @@ public struct CLIError: Error, CustomStringConvertible {
 /// Flags every command takes: how much goes to stderr.
 let verbosityOptions: [OptionSpec] = [
     OptionSpec(name: "quiet", valueName: nil, help: "Print less on stderr."),
-    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr.")
+    OptionSpec(name: "verbose", valueName: nil, help: "Print more on stderr."),
+    OptionSpec(name: "wide", valueName: nil, help: "Tables: every column (default: as many as fit 100 characters).")
 ]
 
 enum ParseResult {

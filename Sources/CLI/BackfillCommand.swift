@@ -141,7 +141,7 @@ enum BackfillCommand {
             context.note("\(cadence.model): a run every \(cadence.interval / 3600) h (\(cadence.source))")
         }
         for skipped in plan.skipped { context.note(skipped.line) }
-        context.note(preflight(plan, targets: targets, endpoints: endpoints))
+        context.note(preflight(plan, targets: targets, endpoints: endpoints, observations: !args.noObservations))
 
         if context.stderrIsTerminal && !context.quiet && !plan.runs.isEmpty {
             let started = Date()
@@ -199,12 +199,14 @@ enum BackfillCommand {
     /// What the backfill will ask for, and its share of the free tier's budgets.
     static func preflight(
         _ plan: BackfillPlan, targets: [(location: Location, models: [String], from: Int64, to: Int64)],
-        endpoints: Endpoints
+        endpoints: Endpoints, observations: Bool = true
     ) -> String {
         let modelCount = Set(targets.flatMap(\.models)).count
         var text =
-            "Backfill: \(plan.runs.count) request(s) for \(targets.count) location(s) and \(modelCount) model(s)"
+            "Backfill: \(plan.runs.count) forecast request(s) for \(targets.count) location(s) and \(modelCount) model(s)"
             + " (\(plan.alreadyStored) run(s) already stored, \(plan.unavailable) unavailable)"
+        // The observed weather is asked for again every time (the archive fills in recent days).
+        if observations { text += ", then the observed weather from the archive API (a request or more per location)" }
         let limits = RateLimits()
         let weight = plan.totalWeight
         text += String(format: "; weight %.1f (%.1f per request)", weight, plan.weightPerRequest)

@@ -108,6 +108,7 @@ enum ChartViews {
         guard let first = results.first else { return nil }
         let unit = first.units.unit(first.variable.quantity)
         let daily = first.every == .day
+        let totals = first.variable.quantity == .precipitation
         // Markers (sized by the hours behind them) while they stay apart; a longer series is a line.
         let markers = daily && first.points.count <= 62
         let tip = { (p: TrendPoint) in
@@ -138,9 +139,10 @@ enum ChartViews {
         let startOffset = ZoneTime.offset(at: first.points.first?.time ?? 0, timezone: location.timezone)
         var chart = LineChart(
             id: id,
-            title: "\(first.variable.name): observed and forecast over time (\(daily ? "daily means" : "hourly"))",
+            title:
+                "\(first.variable.name): observed and forecast over time (\(daily ? "daily \(totals ? "totals" : "means")" : "hourly"))",
             description:
-                "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the mean of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)").",
+                "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the \(totals ? "total" : "mean") of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)").",
             xTitle: "valid time (\(QueryCommand.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
             series: series)
         chart.xAxis = .time(offset: startOffset)

@@ -25,6 +25,8 @@ public final class Context {
     /// `--quiet` and `--verbose`, which every command takes.
     public var quiet = false
     public var verbose = false
+    /// `--wide`: tables keep every column instead of fitting `Report.tableWidth` characters.
+    public var wide = false
 
     public init(
         environment: [String: String] = ProcessInfo.processInfo.environment,

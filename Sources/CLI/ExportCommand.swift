@@ -23,6 +23,7 @@ enum ExportCommand {
         var location = LocationOption()
         var range = TimeRangeOptions()
         var output: String?
+        var outputDirectory: String?
         var variables: [String] = []
         var model: String?
         var source: String?
@@ -51,6 +52,13 @@ enum ExportCommand {
                         default: kind == .pairs ? "temperature_2m" : "all",
                         completions: kind == .daily ? Variables.dailyNames : Variables.hourlyNames, \.variables)
                 ]
+            if kind == .pairs {
+                table.append(
+                    .string(
+                        "output-dir", "path",
+                        "With --format verif: one file per model in this folder, named <model>.txt (verif's legend).",
+                        \.outputDirectory))
+            }
             if kind != .observations { table.append(.string("model", "model", "Only this model.", \.model)) }
             if kind == .pairs || kind == .observations {
                 table.append(
@@ -82,6 +90,13 @@ enum ExportCommand {
             }
             if format.format == .verif && variables.count > 1 {
                 throw UsageError(ExportError.verifNeedsOneVariable.description)
+            }
+            if format.format != .verif, outputDirectory != nil || output?.contains("{model}") == true {
+                throw UsageError(
+                    "--output-dir and {model} in --output write one verif file per model; they need --format verif")
+            }
+            if outputDirectory != nil, output != nil {
+                throw UsageError("give --output (one file, or {model} in its name) or --output-dir, not both")
             }
         }
     }
@@ -135,6 +150,10 @@ enum ExportCommand {
             }
         }
         context.flush()
+        if request.format == .verif {
+            try writeVerif(request, options, store: store, range: range, context)
+            return
+        }
         let output = try options.database.outputFile(options.output, context)
         // Nothing matched is an error, as in 'query': the header waits for the first row.
         let csv = CSVWriter(fileDescriptor: output.fd)
@@ -150,6 +169,61 @@ enum ExportCommand {
             if let path = options.output { context.note("Wrote \(rows) rows to \(path)") }
         } catch {
             output.abandon()
+            throw error
+        }
+    }
+
+    /// verif compares systems as separate files, so each model gets its own: `--model` (or a location
+    /// with one model) writes one file; several models need `--output-dir` or `{model}` in `--output`.
+    /// Every file is written before any is kept, so a failure leaves none.
+    static func writeVerif(
+        _ request: ExportRequest, _ options: Options, store: Store, range: TimeRange, _ context: Context
+    ) throws {
+        let location = try options.location.resolve(store)
+        let models = try options.model.map { [$0] } ?? TrendQuery.models(store, location: location)
+        let perModel = options.outputDirectory != nil || options.output?.contains("{model}") == true
+        if models.count > 1 && !perModel {
+            throw CLIError(
+                "\(location.name) has runs of \(models.count) models (\(models.joined(separator: ", "))) and a verif file holds one: give --model M, --output-dir DIR (one file per model), or --output '\(location.name.lowercased())-{model}.txt'"
+            )
+        }
+        if let folder = options.outputDirectory {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        var written: [(OutputFile, String?, Int)] = []
+        do {
+            for model in models.isEmpty ? [location.defaultModel] : models {
+                var one = request
+                one.model = model
+                let path =
+                    options.outputDirectory.map { ($0 as NSString).appendingPathComponent("\(model).txt") }
+                    ?? options.output?.replacingOccurrences(of: "{model}", with: model)
+                let output = try options.database.outputFile(path, context)
+                let csv = CSVWriter(fileDescriptor: output.fd)
+                csv.withholdsHeaderUntilFirstRow = true
+                let rows: Int
+                do { rows = try Exporter(store: store).write(one, to: csv) } catch {
+                    output.abandon()
+                    throw error
+                }
+                if rows == 0 {
+                    output.abandon()
+                    if models.count > 1 { context.note("Note: no pairs of model \(model); no file for it") }
+                    continue
+                }
+                written.append((output, path, rows))
+            }
+            guard !written.isEmpty else {
+                throw CLIError(
+                    "nothing to export: no forecast/observation pairs match for \(location.name)\(options.model.map { ", model \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
+                )
+            }
+            for (output, path, rows) in written {
+                try output.commit()
+                if let path { context.note("Wrote \(rows) rows to \(path)") }
+            }
+        } catch {
+            for (output, _, _) in written { output.abandon() }
             throw error
         }
     }

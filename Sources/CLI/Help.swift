@@ -35,7 +35,12 @@ enum Help {
             if let defaultDescription = option.defaultDescription { help += " (default: \(defaultDescription))" }
             out += row(label, help)
         }
-        if path.count == 1 { out += row("--version", "Show the version.") }
+        if path.count == 1 {
+            // Options every command takes (or most: --db), so they can come before the command.
+            out += row("--db <path>", "The SQLite database (env WXDB_DB; every command but completion).")
+            for option in verbosityOptions { out += row("--\(option.name)", option.help) }
+            out += row("--version", "Show the version.")
+        }
         out += row("-h, --help", "Show help information.")
         if !command.subcommands.isEmpty {
             out += "\nSUBCOMMANDS:\n"

@@ -1,5 +1,6 @@
 import Foundation
 import WxCore
+import WxFetcher
 import WxStore
 
 enum LocationsCommand {
@@ -20,16 +21,41 @@ enum LocationsCommand {
         }
     }
 
-    static func validateModels(_ models: [String]?) throws {
+    static func validateModels(_ models: [String]?, force: Bool) throws {
         for model in models ?? [] where !model.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
             throw UsageError("model name '\(model)' may only hold letters, digits and '_' (e.g. icon_seamless)")
         }
+        if !force, let unknown = unknownModels(models).first {
+            let close = Suggest.closest(unknown, among: ModelDomains.known)
+            throw UsageError(
+                "'\(unknown)' is not a model wxdb knows"
+                    + (close.map { "; did you mean '\($0)'?" } ?? " (e.g. icon_seamless, ecmwf_ifs025, gfs_seamless)")
+                    + " See 'wxdb help locations add' for the list, or give --force to use it anyway")
+        }
     }
+
+    /// The models not in wxdb's table (`ModelDomains.known`), in the order given.
+    static func unknownModels(_ models: [String]?) -> [String] {
+        (models ?? []).filter { !ModelDomains.known.contains($0) }
+    }
+
+    /// The note `--force` earns for models wxdb does not know.
+    static func noteUnknown(_ models: [String]?, _ context: Context) {
+        let unknown = unknownModels(models)
+        guard !unknown.isEmpty else { return }
+        context.note(
+            "Note: \(unknown.joined(separator: ", ")) \(unknown.count == 1 ? "is not a model" : "are not models") wxdb knows; kept because of --force (Open-Meteo refuses a name it does not have at the next ingest)"
+        )
+    }
+
+    static let modelsHelp = "Open-Meteo models to fetch (\(ModelDomains.known.joined(separator: ", ")))."
 
     /// The location's name, the one positional argument of show, set and remove.
     struct NameArgument {
         var name = ""
-        static var arguments: [ArgumentSpec] { [ArgumentSpec(name: "name", help: "The location's name.")] }
+        static var arguments: [ArgumentSpec] {
+            [ArgumentSpec(name: "name", help: "The location's name.", completion: .locations)]
+        }
     }
 
     struct AddOptions: CommandOptions {
@@ -42,10 +68,14 @@ enum LocationsCommand {
         var timezone: String?
         var models: [String] = ["best_match"]
         var country: String?
+        var force = false
         var output = FormatOption()
 
         static var arguments: [ArgumentSpec] {
-            [ArgumentSpec(name: "name", help: "A name for the location, used by every other command.")]
+            [
+                ArgumentSpec(
+                    name: "name", help: "A name for the location, used by every other command.", completion: .none)
+            ]
         }
 
         static var table: [Opt<AddOptions>] {
@@ -56,8 +86,9 @@ enum LocationsCommand {
                     "elevation", "metres", "Elevation for downscaling (default: Open-Meteo's terrain model).",
                     in: -500...9000, \.elevation),
                 .string("timezone", "tz", timezoneHelp, default: "auto: from the coordinates", \.timezone),
-                .list("models", "model", "Open-Meteo models to fetch.", default: "best_match", \.models),
-                .string("country", "CC", "With geocoding: take the first match in this ISO country code.", \.country)
+                .list("models", "model", modelsHelp, default: "best_match", completions: ModelDomains.known, \.models),
+                .string("country", "CC", "With geocoding: take the first match in this ISO country code.", \.country),
+                .flag("force", "Accept model names wxdb does not know.", \.force)
             ]
                 + FormatOption.options(
                     \.output, help: "table (a note on stderr), csv or json (the added location on stdout).")
@@ -68,7 +99,7 @@ enum LocationsCommand {
 
         func validate() throws {
             try validateTimezone(timezone)
-            try validateModels(models)
+            try validateModels(models, force: force)
             if (latitude == nil) != (longitude == nil) {
                 throw UsageError("give both --lat and --lon, or neither to look the name up")
             }
@@ -84,6 +115,7 @@ enum LocationsCommand {
     }
 
     static func runAdd(_ options: AddOptions, _ context: Context) async throws {
+        if options.force { noteUnknown(options.models, context) }
         let location: Location
         if let latitude = options.latitude, let longitude = options.longitude {
             let store = try options.database.open(context, create: true)
@@ -105,12 +137,21 @@ enum LocationsCommand {
     struct ListOptions: CommandOptions {
         var database = DatabaseOption()
         var output = FormatOption()
-        static var table: [Opt<ListOptions>] { FormatOption.options(\.output) + DatabaseOption.options(\.database) }
+        var names = false
+        static var table: [Opt<ListOptions>] {
+            FormatOption.options(\.output)
+                + [.flag("names", "Only the names, one a line (for scripts and shell completion).", \.names)]
+                + DatabaseOption.options(\.database)
+        }
     }
 
     static var list: Command {
         Command(name: "list", abstract: "List saved locations.", options: ListOptions.self) { options, context in
             let store = try options.database.open(context, access: .read)
+            if options.names {
+                context.out(try store.locations().map { $0.name + "\n" }.joined())
+                return
+            }
             let summaries = try summaries(store)
             if options.output.format == .table && summaries.isEmpty {
                 context.note("No locations yet. Add one with: wxdb locations add NAME --lat DEG --lon DEG")
@@ -203,11 +244,13 @@ enum LocationsCommand {
         var location = NameArgument()
         var timezone: String?
         var models: [String] = []
+        var force = false
         static var arguments: [ArgumentSpec] { NameArgument.arguments }
         static var table: [Opt<SetOptions>] {
             [
                 .string("timezone", "tz", timezoneHelp, \.timezone),
-                .list("models", "model", "Open-Meteo models to fetch.", \.models)
+                .list("models", "model", modelsHelp, completions: ModelDomains.known, \.models),
+                .flag("force", "Accept model names wxdb does not know.", \.force)
             ]
                 + DatabaseOption.options(\.database)
         }
@@ -217,7 +260,7 @@ enum LocationsCommand {
                 throw UsageError("--timezone 'auto' cannot be set; give a tz database name such as Europe/Berlin")
             }
             try validateTimezone(timezone)
-            try validateModels(models)
+            try validateModels(models, force: force)
             guard timezone != nil || !models.isEmpty else { throw UsageError("give --timezone or --models to change") }
         }
     }
@@ -231,6 +274,7 @@ enum LocationsCommand {
         ) { options, context in
             let store = try options.database.open(context)
             let name = try LocationOption.resolve(options.location.name, in: store).name
+            if options.force { noteUnknown(options.models, context) }
             let location = try store.updateLocation(
                 named: name, timezone: options.timezone, models: options.models.isEmpty ? nil : options.models)
             context.note(

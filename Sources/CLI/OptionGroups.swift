@@ -138,6 +138,9 @@ struct LocationOption {
     static func resolve(_ name: String, in store: Store) throws -> Location {
         if let location = try store.location(named: name) { return location }
         let names = try store.locations().map(\.name)
+        // `berlin` is Berlin when no other name differs from it only in case.
+        let sameLetters = names.filter { $0.lowercased() == name.lowercased() }
+        if sameLetters.count == 1, let location = try store.location(named: sameLetters[0]) { return location }
         if let close = Suggest.closest(name, among: names) {
             throw CLIError("no location named \"\(name)\"; did you mean \"\(close)\"? See 'wxdb locations list'")
         }
@@ -165,7 +168,7 @@ struct TimeRangeOptions {
     func validate() throws {
         var parsed: [CivilTime.Parsed] = []
         for (option, text) in [("from", from), ("to", to)] {
-            guard let text, text != "now" else { continue }
+            guard let text, text != "now", !TimeInput.isRelativeDate(text) else { continue }
             guard let time = CivilTime.parse(text) else { throw TimeInput.notATime(text, option: option) }
             parsed.append(time)
         }
@@ -270,8 +273,33 @@ enum TimeInput {
 
     /// ISO 8601 with `Z` or an offset is absolute; a bare date or a time without offset is read in
     /// `timezone` (a tz-database name). `now` is also accepted.
+    /// `today`, `yesterday` or `-Nd` (N days ago): a date relative to the clock.
+    static func isRelativeDate(_ text: String) -> Bool { relativeDays(text) != nil }
+
+    private static func relativeDays(_ text: String) -> Int64? {
+        switch text {
+        case "today": return 0
+        case "yesterday": return 1
+        default:
+            guard text.hasPrefix("-"), text.hasSuffix("d"), let days = Int64(text.dropFirst().dropLast()),
+                (0...36_500).contains(days)
+            else { return nil }
+            return days
+        }
+    }
+
+    /// A relative date as the bare local date it names in `timezone` (`2026-11-23`); other text as given.
+    static func absolute(_ text: String, timezone: String, now: Int64) -> String {
+        guard let days = relativeDays(text) else { return text }
+        let zone = TimeZone(identifier: timezone) != nil ? timezone : "UTC"
+        let today = ZoneTime.date(of: now, timezone: zone)
+        guard let midnight = CivilTime.parseLabel(today) else { return text }
+        return String(CivilTime.isoUTC(midnight - days * 86400).prefix(10))
+    }
+
     static func resolve(_ text: String, timezone: String, now: Int64, option: String) throws -> Int64 {
         if text == "now" { return now }
+        let text = absolute(text, timezone: timezone, now: now)
         guard let parsed = CivilTime.parse(text) else { throw notATime(text, option: option) }
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
         guard TimeZone(identifier: timezone) != nil else {
@@ -293,7 +321,8 @@ enum TimeInput {
         if let text = fromText {
             from = try resolve(text, timezone: timezone, now: now, option: "from")
         }
-        if let text = toText {
+        if let toText {
+            let text = absolute(toText, timezone: timezone, now: now)
             let end = try resolve(text, timezone: timezone, now: now, option: "to")
             if let parsed = CivilTime.parse(text), !parsed.hasTime {
                 to = localToUTC(parsed.wallSeconds + 86400, timezone: timezone)

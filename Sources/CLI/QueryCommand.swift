@@ -62,6 +62,8 @@ enum QueryCommand {
         guard bias.isFinite else { return "had a bias too large to compute (run 'wxdb doctor --deep --repair')" }
         let magnitude = formatNumber(abs(bias), places: 1)
         if magnitude == "0" { return "showed no bias" }
+        // A bias of a percentage (humidity, cloud cover, rain chances) is in percentage points.
+        let unitText = unitText == "%" ? " percentage points" : unitText
         if variable.quantity == .temperature { return "ran \(magnitude)\(unitText) \(bias > 0 ? "warm" : "cold")" }
         return "ran \(magnitude)\(unitText) too \(bias > 0 ? "high" : "low")"
     }
@@ -71,6 +73,15 @@ enum QueryCommand {
     static func explainNoPairs(_ error: Error, store: Store, location: Location, model: String?, now: Int64) throws
         -> Never
     {
+        // A model the location does not fetch: ingest would not bring it, so say how to add it.
+        if let queryError = error as? QueryError, case .noRuns(_, let model?) = queryError,
+            !location.models.contains(model)
+        {
+            let stored = (try? store.runCountsByModel(locationID: location.id).map(\.model)) ?? []
+            throw CLIError(
+                "no forecast runs of model \(model) stored for \(location.name): it is not one of its models (\(location.models.joined(separator: ", ")))\(stored.isEmpty ? "" : "; runs are stored of \(stored.joined(separator: ", "))"). Add it with 'wxdb locations set \"\(location.name)\" --models \((location.models + [model]).joined(separator: ","))', then ingest or backfill"
+            )
+        }
         guard let queryError = error as? QueryError, case .noPairs = queryError,
             let runs = try? RunsQuery.runs(store, location: location, issued: TimeRange(), model: model), !runs.isEmpty
         else { throw error }

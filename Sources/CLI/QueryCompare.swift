@@ -112,9 +112,17 @@ enum QueryCompare {
             .init("horizon_days", .integer, only: [.csv, .json]),
             .init("better", .text) { cell in
                 if case .text(let name?) = cell { return name }
-                return "no significant difference"
+                return "neither"
             }
         ])
+        // Cut to fit 100 characters, a table keeps what answers "which is better": the MAEs, the
+        // difference, p and the verdict; RMSE, the interval and DM go first (all in --wide, csv, json).
+        for index in report.columns.indices
+        where ["lead", "n", "mae_a", "mae_b", "mean_difference", "p_value", "better"].contains(
+            report.columns[index].name)
+        {
+            report.columns[index].keep = true
+        }
         report.rows = result.rows.map { row in
             [
                 .text(location.name), .text(result.variable.name), .text(result.source), .text(a), .text(b),

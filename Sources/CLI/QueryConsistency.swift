@@ -67,6 +67,12 @@ enum QueryConsistency {
             models: options.models.isEmpty ? nil : options.models,
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
             units: options.units.units)
+        // Nothing to show is exit 1, as for every query (README, docs/CLI.md).
+        guard result.rows.contains(where: { $0.mean != nil }) else {
+            throw CLIError(
+                "nothing to show for \(location.name): no valid hour has forecasts of \(options.variable.variable.name) from three or more runs with leads \(formatNumber(options.leadFrom ?? 24, places: 1))–\(formatNumber(options.leadTo ?? 120, places: 1)) h; widen --lead-from/--lead-to or --from/--to, or ingest more runs"
+            )
+        }
         try report(result, location, byDay: options.windows == .day).render(options.output.format, context)
     }
 

@@ -95,7 +95,12 @@ enum QueryForecast {
             .init("observed", .number(places: 1), only: [.csv]),
             .init("observed_source", .text, only: [.csv])
         ])
-        report.rows = history.entries.map { e in
+        // Grouped by model (in the order models first appear), each model's runs oldest first: a
+        // model's run-to-run changes read down one block instead of interleaving with another's.
+        var order: [String] = []
+        for e in history.entries where !order.contains(e.model) { order.append(e.model) }
+        let grouped = order.flatMap { model in history.entries.filter { $0.model == model } }
+        report.rows = grouped.map { e in
             [
                 .text(location.name), .text(e.model), .time(e.issuedAt), .time(at), .number(e.leadHours),
                 .text(variable.name),

@@ -78,6 +78,8 @@ enum QueryRuns {
             .init("hours", .integer, only: [.table]),
             .init("pruned_at", .time, only: [.csv, .json])
         ])
+        // A run's hours (and "pruned") matter more than its fetch times when the table is cut to fit.
+        if let hours = report.columns.firstIndex(where: { $0.name == "hours" }) { report.columns[hours].keep = true }
         report.rows = runs.map { r in
             [
                 .text(location.name), .integer(r.id), .text(r.model), .time(r.issuedAt), .text(r.issuedAtSource),

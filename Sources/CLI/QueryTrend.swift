@@ -11,35 +11,39 @@ enum QueryTrend {
         var lead: Double?
         var tolerance: Double?
         var range = TimeRangeOptions()
-        var every: TrendInterval = .hour
+        var every: TrendInterval?
+        var by: TrendInterval?
         var source: String?
         var model: String?
         var units = UnitsOption()
         var output = FormatOption()
 
         static var table: [Opt<Options>] {
-            LocationOption.options(\.location) + VariableOption.options(\.variable)
-                + [
-                    .double("lead", "hours", "The lead time to follow, in hours.", in: 0...384, required: true, \.lead),
-                    .double(
-                        "tolerance", "hours", "How far a run's lead may be from --lead.", in: 0...48, default: "3",
-                        \.tolerance)
-                ]
-                + TimeRangeOptions.options(\.range, on: "hours valid")
-                + [
-                    .choice("every", "interval", "hour or day.", default: .hour, \.every),
-                    QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
-                ]
-                + UnitsOption.options(\.units)
-                + FormatOption.options(
-                    \.output, [.table, .csv, .json, .svg], help: "table, csv, json or svg (the chart over time).")
-                + DatabaseOption.options(\.database)
+            let lead: [Opt<Options>] = [
+                .double("lead", "hours", "The lead time to follow, in hours.", in: 0...384, required: true, \.lead),
+                .double(
+                    "tolerance", "hours", "How far a run's lead may be from --lead.", in: 0...48, default: "3",
+                    \.tolerance)
+            ]
+            let grouping: [Opt<Options>] = [
+                .choice("by", "interval", "hour or day (means per local day).", default: .hour, \.by),
+                .choice("every", "interval", "Deprecated spelling of --by.", \.every),
+                QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
+            ]
+            let output: [Opt<Options>] = FormatOption.options(
+                \.output, [.table, .csv, .json, .svg], help: "table, csv, json or svg (the chart over time).")
+            return LocationOption.options(\.location) + VariableOption.options(\.variable) + lead
+                + TimeRangeOptions.options(\.range, on: "hours valid") + grouping + UnitsOption.options(\.units)
+                + output + DatabaseOption.options(\.database)
         }
 
         func validate() throws {
             try variable.validate()
             try range.validate()
+            if by != nil, every != nil { throw UsageError("--every is the old spelling of --by; give only --by") }
         }
+
+        var interval: TrendInterval { by ?? every ?? .hour }
     }
 
     static var command: Command {
@@ -49,9 +53,9 @@ enum QueryTrend {
             discussion: """
                 For each valid hour with an observation, takes the run of one model whose lead is closest to
                 --lead among runs within --tolerance hours of it (the earlier run on a tie), and shows its error
-                and the running (cumulative) bias. --from/--to filter on valid time. --every day averages per local
-                day; the running bias stays the mean over all hours so far. The model defaults to the location's
-                first model.
+                and the running (cumulative) bias. --from/--to filter on valid time. --by day averages per local
+                day; the running bias stays the mean over all hours so far. Without --model, every model with
+                runs is followed, each in its own series (one headline line per model).
                 """,
             options: Options.self, run: run)
     }
@@ -62,37 +66,65 @@ enum QueryTrend {
         let query = TrendOptions(
             variable: options.variable.variable, leadHours: options.lead!, toleranceHours: options.tolerance ?? 3,
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
-            every: options.every, source: options.source, model: options.model, units: options.units.units)
-        let result: TrendResult
+            every: options.interval, source: options.source, model: options.model, units: options.units.units)
+        if options.every != nil { context.note("Note: --every is deprecated; it is spelled --by now") }
+        var results: [TrendResult] = []
         do {
-            result = try TrendQuery.trend(store, location: location, options: query)
+            if options.model != nil {
+                results = [try TrendQuery.trend(store, location: location, options: query)]
+            } else {
+                // Every model with runs; one without pairs at this lead is left out, not an error,
+                // unless none has any.
+                var firstError: Error?
+                var source = options.source
+                for model in try TrendQuery.models(store, location: location) {
+                    var one = query
+                    one.model = model
+                    // Every series against the first one's observations, so they share one truth.
+                    one.source = source
+                    do {
+                        let result = try TrendQuery.trend(store, location: location, options: one)
+                        results.append(result)
+                        source = result.source
+                    } catch {
+                        if firstError == nil { firstError = error }
+                    }
+                }
+                if results.isEmpty {
+                    throw firstError ?? QueryError.noRuns(location: location.name, model: nil)
+                }
+            }
         } catch {
             try QueryCommand.explainNoPairs(
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
-        try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
-        if let truth = SourceNames.modelDerivedNote(result.source) { context.note("Note: " + truth) }
+        try QueryCommand.noteSkippedSources(
+            store, location, chosen: results[0].source, requested: options.source, context)
+        if let truth = SourceNames.modelDerivedNote(results[0].source) { context.note("Note: " + truth) }
         if options.output.format == .svg {
-            context.out(ChartViews.trend([result], location: location, id: "trend")!.svg(standalone: true) + "\n")
+            context.out(ChartViews.trend(results, location: location, id: "trend")!.svg(standalone: true) + "\n")
             return
         }
-        var report = report(result, location)
-        if context.stdoutIsTerminal {
+        var report = report(results, location)
+        if context.stdoutIsTerminal, results.count == 1 {
+            let result = results[0]
             let lines = Sparkline.render([result.points.map(\.forecast), result.points.map(\.observed)], width: 60)
             report.footer = "forecast \(lines[0])\nobserved \(lines[1])\n"
         }
         try report.render(options.output.format, context)
     }
 
-    static func report(_ result: TrendResult, _ location: Location) -> Report {
+    static func report(_ results: [TrendResult], _ location: Location) -> Report {
+        let result = results[0]
         let unit = result.units.unit(result.variable.quantity)
         let daily = result.every == .day
         let zone = QueryCommand.zoneLabel(location)
         let perDay: Set<OutputFormat> = daily ? [.table, .csv, .json] : []
         let perHour: Set<OutputFormat> = daily ? [] : [.table, .csv, .json]
+        let several = results.count > 1
         var report = Report(columns: [
             .init("location", .text, only: [.csv]),
-            .init("model", .text, only: [.csv]),
+            .init("model", .text, only: several ? [.table, .csv, .json] : [.csv]),
             .init("variable", .text, only: [.csv]),
             .init("unit", .text, only: [.csv]),
             .init("date", .text, label: "date (\(zone))", only: perDay),
@@ -109,40 +141,58 @@ enum QueryTrend {
             .init("error_ci", .signed(places: 1), label: "95% CI", unit: unit, only: daily ? [.table] : []),
             .init("running_bias", .signed(places: 2), label: "running bias", unit: unit)
         ])
-        report.rows = result.points.map { p in
-            [
-                .text(location.name), .text(result.model), .text(result.variable.name), .text(unit),
-                .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
-                .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error),
-                .number(p.errorInterval?.low), .number(p.errorInterval?.high),
-                .text(p.errorInterval.map { "\(signed($0.low, places: 1)) to \(signed($0.high, places: 1))" }),
-                .number(p.runningBias)
-            ]
+        report.rows = results.flatMap { result in
+            result.points.map { p in
+                [
+                    .text(location.name), .text(result.model), .text(result.variable.name), .text(unit),
+                    .text(p.date ?? ""), .int(p.hours), .time(p.time), .time(p.issuedAt),
+                    .number(p.leadHours), .number(p.forecast), .number(p.observed), .number(p.error),
+                    .number(p.errorInterval?.low), .number(p.errorInterval?.high),
+                    .text(p.errorInterval.map { "\(signed($0.low, places: 1)) to \(signed($0.high, places: 1))" }),
+                    .number(p.runningBias)
+                ]
+            }
         }
+        // One model: its scores at the top, as before. Several: `model` null, the scores over every
+        // series' hours, and each model's own in `models`.
+        var overall = ContinuousScores()
+        for r in results { overall.merge(r.overall) }
         report.meta = [
             ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
             ("source", .string(result.source)),
             ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source))),
-            ("model", .string(result.model)),
+            ("model", several ? .null : .string(result.model)),
             ("lead_h", Report.number(result.leadHours)),
             ("tolerance_h", Report.number(result.toleranceHours)), ("every", .string(result.every.rawValue)),
-            ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)),
-            ("mae", Report.number(result.overall.mae)),
-            ("bias_ci_low", Report.number(result.biasInterval?.low)),
-            ("bias_ci_high", Report.number(result.biasInterval?.high))
+            ("n", .number(Double(overall.n))), ("bias", Report.number(overall.bias)),
+            ("mae", Report.number(overall.mae)),
+            // The interval is one model's; several models' pooled bias has none.
+            ("bias_ci_low", Report.number(several ? nil : result.biasInterval?.low)),
+            ("bias_ci_high", Report.number(several ? nil : result.biasInterval?.high))
         ]
+        if several {
+            report.meta.append(
+                (
+                    "models",
+                    .array(
+                        results.map { r in
+                            .object([
+                                ("model", .string(r.model)), ("n", .number(Double(r.overall.n))),
+                                ("bias", Report.number(r.overall.bias)), ("mae", Report.number(r.overall.mae))
+                            ])
+                        })
+                ))
+        }
         report.timezone = location.timezone
         report.title =
-            headline(result, unit: unit) + "\n"
+            results.map { headline($0, unit: unit) }.joined(separator: "\n") + "\n"
             + (SourceNames.modelDerivedNote(result.source).map { "Note: " + $0 + "\n" } ?? "")
         return report
     }
 
     static func headline(_ result: TrendResult, unit: String) -> String {
         let s = result.overall
-        guard let bias = s.bias, let mae = s.mae, let first = result.points.first, let last = result.points.last else {
-            return ""
-        }
+        guard let bias = s.bias, let mae = s.mae, !result.points.isEmpty else { return "" }
         let unitText = unit == "%" ? "%" : " \(unit)"
         let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
@@ -154,20 +204,10 @@ enum QueryTrend {
                 ? " The bias is within the noise (95% interval \(range), days as the units)."
                 : " The bias is beyond the noise (95% interval \(range), days as the units)."
         }
+        // Hourly and daily trends of the same hours name the same period: first to last valid hour.
+        let over = QueryCommand.span(result.lastValidTime - result.firstValidTime)
         return
-            "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(period(result, first, last)) (n=\(s.n) hours)."
+            "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(over) (n=\(s.n) hours)."
             + noise
-    }
-
-    /// The period a trend covers: hours from the first to the last valid hour, or (per day) the
-    /// local dates from the first to the last, both ends included.
-    static func period(_ result: TrendResult, _ first: TrendPoint, _ last: TrendPoint) -> String {
-        guard result.every == .day, let a = first.date.flatMap(CivilTime.parseLabel),
-            let b = last.date.flatMap(CivilTime.parseLabel)
-        else {
-            return QueryCommand.span(last.time - first.time)
-        }
-        let days = (b - a) / 86400 + 1
-        return "\(days) day\(days == 1 ? "" : "s")"
     }
 }

@@ -12,6 +12,9 @@ enum QueryVerify {
         var range = TimeRangeOptions()
         var grouping: VerifyGrouping = .lead
         var model: String?
+        var lead: Double?
+        var leadFrom: Double?
+        var leadTo: Double?
         var threshold: Double?
         var confidence: Double?
         var units = UnitsOption()
@@ -28,6 +31,15 @@ enum QueryVerify {
                         "lead (buckets 0-6, 6-12, 12-24 h, then days), day (lead days), or model (lead buckets per model).",
                         default: .lead, \.grouping),
                     QueryCommand.modelOption(\.model),
+                    .double(
+                        "lead", "hours", "Only the lead bucket that holds this lead (e.g. 72: the 3-4 d bucket).",
+                        in: 0...383, \.lead),
+                    .double(
+                        "lead-from", "hours", "Only lead buckets that reach this lead or beyond.", in: 0...383,
+                        \.leadFrom),
+                    .double(
+                        "lead-to", "hours", "Only lead buckets that start at or before this lead.", in: 0...383,
+                        \.leadTo),
                     .double(
                         "threshold", "mm",
                         "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
@@ -51,6 +63,24 @@ enum QueryVerify {
                 throw UsageError(
                     "--confidence is a level in percent from 50 to 99.9 (like --confidence 90), or 0 for no intervals")
             }
+            if lead != nil, leadFrom != nil || leadTo != nil {
+                throw UsageError("--lead names one lead; give it or --lead-from/--lead-to, not both")
+            }
+            if let leadFrom, let leadTo, leadFrom > leadTo {
+                throw UsageError("--lead-from must not be after --lead-to")
+            }
+        }
+
+        /// Whether a bucket `[from, to)` h is asked for.
+        func wants(_ from: Int, _ to: Int) -> Bool {
+            if let lead { return Double(from) <= lead && lead < Double(to) }
+            return Double(to) > (leadFrom ?? 0) && Double(from) <= (leadTo ?? 384)
+        }
+
+        var leadPhrase: String? {
+            if let lead { return "lead \(formatNumber(lead, places: 1)) h" }
+            guard leadFrom != nil || leadTo != nil else { return nil }
+            return "leads \(formatNumber(leadFrom ?? 0, places: 1))–\(formatNumber(leadTo ?? 384, places: 1)) h"
         }
     }
 
@@ -86,12 +116,23 @@ enum QueryVerify {
         let level = options.confidence ?? 95
         // The chart draws no intervals: do not resample for it.
         if level > 0 && options.output.format != .svg { query.confidence = level / 100 }
-        let result: VerifyResult
+        var result: VerifyResult
         do {
             result = try VerifyQuery.verify(store, location: location, options: query)
         } catch {
             try QueryCommand.explainNoPairs(
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
+        }
+        if let phrase = options.leadPhrase {
+            let stored = result.rows
+            result.rows = stored.filter { options.wants($0.leadFromHours, $0.leadToHours) }
+            if result.rows.isEmpty {
+                let leads = Set(stored.map(\.leadFromHours)).sorted()
+                let reach =
+                    leads.isEmpty ? "" : "; the pairs reach from \(leads[0]) h to \(stored.map(\.leadToHours).max()!) h"
+                throw CLIError(
+                    "no pairs at \(phrase) for \(location.name), \(variable.name)\(reach); try another --lead")
+            }
         }
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let notes = notes(result)

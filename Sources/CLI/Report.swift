@@ -32,6 +32,8 @@ struct Report {
         var formats: Set<OutputFormat> = [.table, .csv, .json]
         /// Table text for a value when the kind's is not right (e.g. "never" for a missing time).
         var tableText: ((Cell) -> String)?
+        /// Kept when a table is cut to fit (`Report.tableWidth`): others are left out first.
+        var keep = false
 
         init(
             _ name: String, _ kind: Kind, label: String? = nil, unit: String? = nil, json jsonName: String? = nil,
@@ -91,9 +93,19 @@ struct Report {
         case .json: context.out(json().serialized() + "\n")
         case .csv: try writeCSV(context.csvWriter())
         // A chart is drawn by its command from the same results (`ChartViews`); only they offer svg.
-        case .table, .verif, .svg: context.out(title + table() + footer)
+        case .table, .verif, .svg:
+            let (text, left) = table(width: context.wide ? nil : Self.tableWidth)
+            if !left.isEmpty {
+                context.note(
+                    "Note: \(left.count) column(s) left out to fit \(Self.tableWidth) characters (\(left.joined(separator: ", "))); --wide shows them, --format csv or json has every one"
+                )
+            }
+            context.out(title + text + footer)
         }
     }
+
+    /// Tables for people fit this many characters unless `--wide`.
+    static let tableWidth = 100
 
     // MARK: JSON
 
@@ -144,8 +156,25 @@ struct Report {
 
     // MARK: Table
 
-    func table() -> String {
-        let shown = columns(for: .table)
+    func table() -> String { table(width: nil).text }
+
+    /// The table, with columns left out from the right (never the first) until it fits `width`
+    /// characters; the headers of those left out.
+    func table(width: Int?) -> (text: String, left: [String]) {
+        var shown = columns(for: .table)
+        var left: [String] = []
+        while let width, shown.count > 1 {
+            let text = table(shown)
+            let widest = text.split(separator: "\n").map(\.count).max() ?? 0
+            if widest <= width { return (text, left.reversed()) }
+            guard let last = shown.indices.dropFirst().last(where: { !shown[$0].1.keep }) else { break }
+            let dropped = shown.remove(at: last).1
+            left.append(dropped.label ?? dropped.name)
+        }
+        return (table(shown), left.reversed())
+    }
+
+    private func table(_ shown: [(Int, Column)]) -> String {
         var table = Table(
             headers: shown.map { _, column in
                 let label = column.label ?? column.name
@@ -176,9 +205,10 @@ struct Report {
         case (.numbers(let items), _): return items.map { formatNumber($0) }.joined(separator: ", ")
         case (.integer(let number), _): return number.map { String($0) } ?? ""
         case (.time(let instant), _): return instant.map { TimeInput.local($0, timezone: timezone) } ?? ""
-        case (.number(let number), .signed(let places)): return signed(number, places: places)
+        // Fixed decimals per column, so a column's numbers line up (1.50 above 1.49, not 1.5).
+        case (.number(let number), .signed(let places)): return signed(number, places: places, fixed: true)
         case (.number(let number), .value(let variable)): return display(number, variable)
-        case (.number(let number), .number(let places)): return formatNumber(number, places: places)
+        case (.number(let number), .number(let places)): return fixedNumber(number, places: places)
         case (.number(let number), _): return formatNumber(number)
         }
     }
@@ -233,11 +263,18 @@ func formatNumber(_ value: Double?, places: Int = 2) -> String {
     return text == "-0" ? "0" : text
 }
 
-/// A signed number for people: `+1.2`, `-0.4`, `0`.
-func signed(_ value: Double?, places: Int = 2) -> String {
+/// A number with exactly `places` decimals (`1.50`), for a table column; never `-0.00`.
+func fixedNumber(_ value: Double?, places: Int) -> String {
+    guard let value, value.isFinite else { return "" }
+    let text = String(format: "%.\(places)f", value)
+    return text.hasPrefix("-") && text.allSatisfy({ "-0.".contains($0) }) ? String(text.dropFirst()) : text
+}
+
+/// A signed number for people: `+1.2`, `-0.4`, `0` (`fixed`: `+1.20`, `0.00`).
+func signed(_ value: Double?, places: Int = 2, fixed: Bool = false) -> String {
     guard let value else { return "" }
-    let text = formatNumber(value, places: places)
-    return value > 0 && text != "0" ? "+" + text : text
+    let text = fixed ? fixedNumber(value, places: places) : formatNumber(value, places: places)
+    return value > 0 && text.contains(where: { $0 != "0" && $0 != "." }) ? "+" + text : text
 }
 
 /// A value for people: weather codes with their label, directions with their compass point.

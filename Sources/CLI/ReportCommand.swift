@@ -32,7 +32,7 @@ enum ReportCommand {
                     .string(
                         "at", "time",
                         "The hour whose forecasts the convergence chart follows (ISO 8601; without offset: the location's zone).",
-                        default: "the next hour, else the last hour with pairs", \.at),
+                        default: "the latest hour with an observation, else the next hour", \.at),
                     .list(
                         "lead", "hours", "Leads (hours, 0 to 384) of the forecast-against-observed charts.",
                         default: "24,72", \.leads),
@@ -124,7 +124,9 @@ enum ReportCommand {
                 if !withPairs.isEmpty { scored = withPairs } else { scored = Array(scored.prefix(1)) }
             }
             let chosen = scored.map(\.0)
-            let models = try store.runCountsByModel(locationID: location.id).map(\.model)
+            let models = try TrendQuery.models(store, location: location)
+            // Nothing stored at all: one error, not a page of sections each saying so.
+            guard !models.isEmpty else { throw QueryError.noRuns(location: location.name, model: nil) }
             var body = ""
             // <bdi>: a right-to-left name must not carry ": forecast report" along with it.
             body += "<header><h1><bdi>\(SVG.escape(location.name))</bdi>: forecast report</h1>"
@@ -136,9 +138,9 @@ enum ReportCommand {
                 body += "<h3>\(SVG.escape(variable.name))</h3>\n"
                 switch result {
                 case .success(let pooled):
-                    body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
                     // One model: its rows by model are the pooled rows (no second pass over the pairs).
                     if models.count == 1 {
+                        body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
                         var single = pooled
                         single.rows = pooled.rows.map { row in
                             var row = row
@@ -147,7 +149,11 @@ enum ReportCommand {
                         }
                         body += figure(ChartViews.verify(single, id: "lead-\(variable.name)"))
                     } else if let byModel = try? verify(variable, .model) {
+                        // A headline per model, as the chart draws them (a blend of both matches neither line).
+                        body += modelHeadlines(byModel)
                         body += figure(ChartViews.verify(byModel, id: "lead-\(variable.name)"))
+                    } else {
+                        body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
                     }
                 case .failure(let error): body += missing(error)
                 }
@@ -189,11 +195,18 @@ enum ReportCommand {
                 }
                 var trends: [TrendResult] = []
                 var problems: [String] = []
+                // Every model at every lead, each its own line (one model alone would hide the others).
+                var trendSource = source
                 for lead in leads {
-                    do {
-                        trends.append(try trend(variable, lead: lead, every: .hour))
-                    } catch let error as QueryError {
-                        problems.append(userMessage(for: error))
+                    for model in models {
+                        do {
+                            let result = try trend(
+                                variable, lead: lead, every: .hour, model: model, source: trendSource)
+                            trendSource = result.source
+                            trends.append(result)
+                        } catch let error as QueryError {
+                            problems.append("\(model): " + userMessage(for: error))
+                        }
                     }
                 }
                 // A long period is drawn per day: a year of hours would not fit a page (or 2 MB).
@@ -202,7 +215,8 @@ enum ReportCommand {
                 {
                     trends = trends.map { hourly in
                         var daily = hourly
-                        daily.points = TrendQuery.daily(hourly.points, timezone: location.timezone)
+                        daily.points = TrendQuery.daily(
+                            hourly.points, timezone: location.timezone, sum: variable.quantity == .precipitation)
                         daily.every = .day
                         return daily
                     }
@@ -269,11 +283,25 @@ enum ReportCommand {
                 }())
         }
 
-        func trend(_ variable: Variable, lead: Double, every: TrendInterval) throws -> TrendResult {
+        func trend(
+            _ variable: Variable, lead: Double, every: TrendInterval, model: String? = nil, source: String? = nil
+        ) throws -> TrendResult {
             try TrendQuery.trend(
                 store, location: location,
                 options: TrendOptions(
-                    variable: variable, leadHours: lead, range: range, every: every, source: source, units: units))
+                    variable: variable, leadHours: lead, range: range, every: every, source: source ?? self.source,
+                    model: model, units: units))
+        }
+
+        /// One finding per model, from the rows by model (the same sentence `query verify --model M` opens with).
+        func modelHeadlines(_ byModel: VerifyResult) -> String {
+            var models: [String] = []
+            for row in byModel.rows { if let m = row.model, !models.contains(m) { models.append(m) } }
+            return models.map { model in
+                var one = byModel
+                one.rows = byModel.rows.filter { $0.model == model }
+                return finding(QueryVerify.headline(one, unit: unit(one)))
+            }.joined()
         }
 
         func metaLine(_ variables: [Variable]) -> String {
@@ -287,20 +315,23 @@ enum ReportCommand {
             return parts.joined(separator: " · ")
         }
 
-        /// The hour to follow: --at, else the next whole hour when a run forecasts it, else the
-        /// last hour with pairs.
+        /// The hour to follow: --at, else the latest hour with an observation that runs forecast (so
+        /// the chart ends at what happened), else the next whole hour a run forecasts, else the last
+        /// forecast hour stored.
         func convergenceHour(_ scored: [(Variable, Result<VerifyResult, Error>)]) throws -> (time: Int64?, note: String)
         {
             if let at { return (at, "") }
-            let next = (now / 3600 + 1) * 3600
-            let span = try store.forecastSpan(locationID: location.id)
-            if let last = span.last, last >= next { return (next, "") }
             let lastPaired = scored.compactMap { try? $0.1.get() }.flatMap(\.rows).map(\.lastValidTime).max()
             if let lastPaired {
                 return (
                     lastPaired,
-                    "No stored run forecasts the next hour, so the charts follow the last hour with an observation, \(QueryCommand.local(lastPaired, location)); choose another with --at."
+                    "The charts follow the latest hour with an observation, \(QueryCommand.local(lastPaired, location)); choose another with --at."
                 )
+            }
+            let next = (now / 3600 + 1) * 3600
+            let span = try store.forecastSpan(locationID: location.id)
+            if let last = span.last, last >= next {
+                return (next, "Nothing is observed yet, so the charts follow the next hour; choose another with --at.")
             }
             if let last = span.last {
                 return (last, "No stored run forecasts the next hour; the charts follow the last forecast hour stored.")
@@ -387,9 +418,9 @@ enum ReportCommand {
             let shown = report.columns(for: .json)
             var out = "<div class=\"wide\"><table class=\"scores\" data-variable=\"\(SVG.escape(variable.name))\"><tr>"
             for (_, column) in shown {
-                let label = column.label ?? column.jsonName ?? column.name
+                let (label, unit) = Self.header(column)
                 out +=
-                    "<th scope=\"col\">\(SVG.escape(label))\(column.unit.map { " <span class=\"unit\">(\(SVG.escape($0)))</span>" } ?? "")</th>"
+                    "<th scope=\"col\">\(SVG.escape(label))\(unit.map { " <span class=\"unit\">(\(SVG.escape($0)))</span>" } ?? "")</th>"
             }
             out += "</tr>\n"
             for row in report.rows {
@@ -398,13 +429,35 @@ enum ReportCommand {
                 for (index, column) in shown {
                     let key = column.jsonName ?? column.name
                     let value = json[key]?.serialized() ?? "null"
-                    let text = report.text(row[index], column.kind)
+                    // Times as the minute they name: the seconds and "T" only widen a table read by people.
+                    var text = report.text(row[index], column.kind)
+                    if case .time = column.kind, text.count == 20 {
+                        text = String(text.prefix(16)).replacingOccurrences(of: "T", with: " ") + "Z"
+                    }
                     out +=
                         "<td data-key=\"\(SVG.escape(key))\" data-value=\"\(SVG.escape(value))\">\(SVG.escape(text))</td>"
                 }
                 out += "</tr>\n"
             }
             return out + "</table></div>\n"
+        }
+
+        /// A score-table header for people: the table's label, else the JSON key in words with its
+        /// unit suffix as the unit (`lead_from_h` → "lead from (h)").
+        static func header(_ column: Report.Column) -> (String, String?) {
+            if let label = column.label { return (label, column.unit) }
+            var name = column.jsonName ?? column.name
+            var unit = column.unit
+            for suffix in ["_h", "_mm"] where name.hasSuffix(suffix) {
+                name.removeLast(suffix.count)
+                unit = unit ?? String(suffix.dropFirst())
+            }
+            let short = ["persistence": "persist", "first_valid_time": "first valid", "last_valid_time": "last valid"]
+            if let words = short[name] { return (words, unit) }
+            return (
+                name.replacingOccurrences(of: "persistence_", with: "persist ").replacingOccurrences(
+                    of: "_", with: " "), unit
+            )
         }
 
         func finding(_ sentence: String) -> String {
@@ -445,6 +498,7 @@ enum ReportCommand {
             table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}th,td{border:1px solid #ccc;padding:.15rem .4rem;text-align:right;white-space:nowrap}
             th{background:#f2f2f2}caption{text-align:left;font-size:.85rem;padding:.2rem 0;width:max-content;max-width:40rem}.wide{overflow-x:auto}
             .unit{font-weight:normal;color:#555}
+            #scores .wide{width:min(96vw,84rem);position:relative;left:50%;transform:translateX(-50%)}
             \(SVG.css)
             @media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#161616}th{background:#262626}th,td{border-color:#444}.meta,.note,.unit,figcaption{color:#aaa}.missing{color:#f0a060}}
             @media print{body{max-width:none;color:#000;background:#fff}section{break-inside:auto}figure,table{break-inside:avoid}.wide{overflow:visible}}

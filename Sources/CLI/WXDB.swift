@@ -44,6 +44,7 @@ public enum WXDB {
                 let run = try command.prepare!(parsed)
                 context.quiet = !parsed.values("quiet").isEmpty
                 context.verbose = !parsed.values("verbose").isEmpty
+                context.wide = !parsed.values("wide").isEmpty
                 try await run(context)
                 try context.finishOutput()
                 return 0

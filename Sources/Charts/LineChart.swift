@@ -123,6 +123,9 @@ public struct LineChart: Sendable {
         let legendRows = max(1, (legend.last?.row ?? 0) + 1 + (sizeByN ? 1 : 0))
         let stripRows = nRow ? shown.filter { s in s.points.contains { $0.n != nil } }.count : 0
         let plotTop = 30.0 + Double(legendRows) * 16 + 8
+        // Many series (nine models) take legend and n rows from the plot: the chart grows instead,
+        // so the plot keeps at least 150 px.
+        let height = max(self.height, Int((plotTop + 150 + 44 + Double(stripRows) * 14).rounded(.up)))
         let plotBottom = Double(height) - 44 - Double(stripRows) * 14
         let plotLeft = 64.0
         let plotRight = Double(width) - 16

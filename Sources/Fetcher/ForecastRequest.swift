@@ -138,4 +138,11 @@ public enum ModelDomains {
         "meteofrance_arome_france": "meteofrance_arome_france0025",
         "ukmo_global_deterministic_10km": "ukmo_global_deterministic_10km"
     ]
+
+    /// Open-Meteo's blends and seamless mixes: valid `models=` names with no single run of their own.
+    public static let blends = ["best_match", "meteofrance_seamless", "ukmo_seamless", "knmi_seamless", "dmi_seamless"]
+
+    /// Every `models=` name wxdb knows, sorted: what `locations add|set --models` accept without
+    /// `--force`, and what shell completion offers.
+    public static let known: [String] = (blends + domains.keys).sorted()
 }

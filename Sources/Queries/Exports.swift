@@ -39,7 +39,7 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
             return "--format verif writes one variable per file; give a single --var"
         case .verifNeedsOneLocation:
             return
-                "--format verif needs --location (verif files hold one model; the default model is the location's first)"
+                "--format verif needs --location (a verif file holds one location and one model)"
         case .noObservations(let location):
             return
                 "no observations stored for \(location), so there are no pairs; run 'wxdb observe backfill' or 'wxdb observe import' first"
@@ -220,12 +220,16 @@ public struct Exporter {
         guard let locationID = request.locationID else { throw ExportError.verifNeedsOneLocation }
         let hourly = Variables.hourlyVariable(named: variable)
         let unit = hourly?.unit ?? ""
+        let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
+        // verif reads only `variable:`, `units:`, `x0:` and `x1:` comments (any other line is a warning
+        // on its stdout), so the model is named in the variable line.
         csv.header(
-            text: "# variable: \(variable)\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n")
+            text:
+                "# variable: \(variable) (\(model))\n# units: \(unit)\nunixtime leadtime location lat lon altitude obs fcst\n"
+        )
         var rows = 0
         for location in try pairSources(request, variable: variable) where location.id == locationID {
             guard let hourly else { break }
-            let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
             let filter = PairFilter(
                 locationID: location.id, source: location.source, from: request.from, to: request.to, model: model)
             try store.forEachVerifPair(hourly, filter) { row in

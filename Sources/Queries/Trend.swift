@@ -82,6 +82,10 @@ public struct TrendResult: Sendable, Equatable {
     /// The interval of the overall bias, with days as the units (errors persist with the weather);
     /// nil without intervals or with fewer than 8 days.
     public var biasInterval: ScoreInterval?
+    /// The first and last valid hour behind the points (also when they are per day), so hourly and
+    /// daily trends of the same hours speak of the same period.
+    public var firstValidTime: Int64 = 0
+    public var lastValidTime: Int64 = 0
 }
 
 /// `wxdb query trend`: observed against the forecast issued a given lead ahead.
@@ -141,11 +145,15 @@ public enum TrendQuery {
         }
         let points =
             options.every == .hour
-            ? hourly : daily(hourly, timezone: location.timezone, confidence: options.confidence)
+            ? hourly
+            : daily(
+                hourly, timezone: location.timezone, sum: variable.quantity == .precipitation,
+                confidence: options.confidence)
         var result = TrendResult(
             location: location.name, variable: variable, source: source, model: model,
             leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
-            units: options.units, points: points, overall: overall)
+            units: options.units, points: points, overall: overall, firstValidTime: hourly[0].time,
+            lastValidTime: hourly[hourly.count - 1].time)
         if let confidence = options.confidence {
             result.biasInterval = biasInterval(hourly, timezone: location.timezone, confidence: confidence)
         }
@@ -181,6 +189,13 @@ public enum TrendQuery {
         }
     }
 
+    /// Every model with runs at the location: the location's own models first, in its order, then
+    /// the others by run count.
+    public static func models(_ store: Store, location: Location) throws -> [String] {
+        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
+        return location.models.filter(stored.contains) + stored.filter { !location.models.contains($0) }
+    }
+
     /// The location's first model when it has runs, else the model with the most runs.
     static func defaultModel(_ store: Store, location: Location) throws -> String {
         let counts = try store.runCountsByModel(locationID: location.id)
@@ -189,17 +204,22 @@ public enum TrendQuery {
         return first.model
     }
 
-    /// Hourly points averaged per local day; the running bias stays weighted by hours. With
-    /// `confidence`, each day's mean error gets its interval from its hours.
-    public static func daily(_ hourly: [TrendPoint], timezone: String, confidence: Double? = nil) -> [TrendPoint] {
+    /// Hourly points averaged per local day (summed with `sum`: a day of hourly precipitation is
+    /// its total, not a mean of hourly mm); the running bias stays the mean over hours. With
+    /// `confidence`, each day's error gets its interval from its hours.
+    public static func daily(
+        _ hourly: [TrendPoint], timezone: String, sum: Bool = false, confidence: Double? = nil
+    ) -> [TrendPoint] {
         var days: [TrendPoint] = []
         var sumErrors = 0.0
         var count = 0
         var hours: [DailyDifference] = []
         func close() {
             guard let confidence, !days.isEmpty else { return }
+            // The interval is of the day's mean error; a summed day's error is that mean times its hours.
+            let scale = sum ? Double(days[days.count - 1].hours) : 1
             days[days.count - 1].errorInterval = DailyDifferenceTest(daily: hours, confidence: confidence)
-                .confidenceInterval.map { ScoreInterval(low: $0.low, high: $0.high) }
+                .confidenceInterval.map { ScoreInterval(low: $0.low * scale, high: $0.high * scale) }
             hours.removeAll(keepingCapacity: true)
         }
         for point in hourly {
@@ -210,10 +230,10 @@ public enum TrendQuery {
             sumErrors += point.error
             count += 1
             if var last = days.last, last.date == date {
-                let n = Double(last.hours)
-                last.forecast = (last.forecast * n + point.forecast) / (n + 1)
-                last.observed = (last.observed * n + point.observed) / (n + 1)
-                last.error = (last.error * n + point.error) / (n + 1)
+                let n = Double(last.hours), weight = sum ? 1 : n + 1, kept = sum ? 1 : n
+                last.forecast = (last.forecast * kept + point.forecast) / weight
+                last.observed = (last.observed * kept + point.observed) / weight
+                last.error = (last.error * kept + point.error) / weight
                 last.hours += 1
                 last.runningBias = sumErrors / Double(count)
                 days[days.count - 1] = last

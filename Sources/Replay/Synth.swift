@@ -1,7 +1,7 @@
 // Deterministic synthetic Open-Meteo responses. The goal is not meteorology but data that has
 // the API's exact shape (key order, fixed decimals, time formats, suffixes) and behaves like a
 // real forecast over time: smooth in time and space, different per model, stable within a model
-// run and different once the "run" changes. Everything is a pure function of the query, the
+// run and different once the "run" changes, with errors that grow with lead time. Everything is a pure function of the query, the
 // coordinates, the clock and the run number, so tests can compare bodies byte for byte.
 import Foundation
 
@@ -205,20 +205,43 @@ struct Field {
 
     /// The per-variable deviation that distinguishes runs (smooth in time, seeded by the run)
     /// or observations (independent per hour, fixed forever).
+    ///
+    /// A run's error behaves like a real forecast's: it grows with lead time (the valid hour minus
+    /// the run's initialisation), so successive runs close in on the hour they forecast, and part
+    /// of it is shared by every run of the model (the model's own view of that weather), so runs
+    /// agree more the closer they are. Models differ in skill (`Field.skill`) and in a small bias.
     private func deviation(_ name: String, _ t: Double, amplitude: Double) -> Double {
         let key =
-            seed(name) ^ seed(model) ^ UInt64(bitPattern: Int64((latitude * 1000).rounded()))
+            seed(name) ^ UInt64(bitPattern: Int64((latitude * 1000).rounded()))
             ^ (UInt64(bitPattern: Int64((longitude * 1000).rounded())) << 21)
         switch variation {
         case .forecast(let run):
-            let phase = 2 * .pi * unit(key ^ mix(UInt64(bitPattern: Int64(run))))
-            let phase2 = 2 * .pi * unit(key ^ mix(UInt64(bitPattern: Int64(run)) &+ 77))
-            return amplitude
-                * (0.7 * sin(2 * .pi * t / (1.7 * 86400) + phase) + 0.3 * sin(2 * .pi * t / (0.6 * 86400) + phase2))
+            let modelKey = key ^ seed(model)
+            let runKey = modelKey ^ mix(UInt64(bitPattern: Int64(run)))
+            func wave(_ k: UInt64) -> Double {
+                let phase = 2 * .pi * unit(k), phase2 = 2 * .pi * unit(k &+ 77)
+                return 0.7 * sin(2 * .pi * t / (1.7 * 86400) + phase) + 0.3 * sin(2 * .pi * t / (0.6 * 86400) + phase2)
+            }
+            let leadDays = max(0, t - Double(run)) / 86400
+            let growth = 0.3 + 0.7 * leadDays.squareRoot()
+            let bias = 0.3 * (2 * unit(modelKey &+ 5) - 1)
+            return amplitude * Field.skill(model) * growth * (bias + 0.6 * wave(modelKey) + 0.8 * wave(runKey))
         case .observed:
+            // Small next to a forecast's error, so short leads score well, as they do against real stations.
             let hour = UInt64(bitPattern: Int64((t / 3600).rounded(.down)))
-            return amplitude * (2 * unit(key ^ mix(hour)) - 1)
+            return 0.3 * amplitude * (2 * unit(key ^ mix(hour)) - 1)
         }
+    }
+
+    /// How large a model's errors are next to the others' (1: icon_seamless). Known models get a
+    /// fixed place, so the demo's ranking reads the same everywhere; others one from their name.
+    static func skill(_ model: String) -> Double {
+        let known: [String: Double] = [
+            "ecmwf_ifs": 0.7, "ecmwf_ifs025": 0.75, "ecmwf_aifs025_single": 0.8, "best_match": 0.85,
+            "icon_seamless": 1, "icon_global": 1, "icon_eu": 0.9, "icon_d2": 0.85, "gfs_seamless": 1.25,
+            "gfs_global": 1.25, "gem_seamless": 1.15, "jma_seamless": 1.2
+        ]
+        return known[model] ?? 0.8 + 0.5 * unit(seed(model))
     }
 
     /// Sine of solar elevation (no equation of time: good enough for is_day and sunrise).
@@ -238,10 +261,10 @@ struct Field {
 
     func sample(_ t: Double) -> Sample {
         let day = 86400.0
-        let modelShift = 2 * .pi * unit(seed(model)) * 0.15
-        // Phases vary smoothly with position so nearby points have similar weather.
-        let p1 = latitude * 0.11 + longitude * 0.07 + modelShift
-        let p2 = latitude * 0.05 - longitude * 0.13 + modelShift
+        // Phases vary smoothly with position so nearby points have similar weather. The weather
+        // itself is the same for every model: models differ only in their errors (`deviation`).
+        let p1 = latitude * 0.11 + longitude * 0.07
+        let p2 = latitude * 0.05 - longitude * 0.13
         let hemisphere: Double = latitude >= 0 ? 1 : -1
         let seasonal = -cos(2 * .pi * (t / day - 15) / 365.2425) * hemisphere * min(1, abs(latitude) / 45)
         let solarHour = (t / 3600 + longitude / 15).truncatingRemainder(dividingBy: 24)

@@ -11,11 +11,15 @@ import WxReplay
 #endif
 
 let usage = """
-    usage: wxdb-replay [--fixtures DIR] [--port N] [--run-interval SECONDS] [--now TIME]
+    usage: wxdb-replay [--env] [--fixtures DIR] [--port N] [--run-interval SECONDS] [--now TIME]
                        [--forecast LAT,LON,FILE ...]
 
     Serves a local imitation of the Open-Meteo API on 127.0.0.1 for tests and offline demos.
     Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM or SIGINT.
+
+      --env                   start the server in the background and print the shell exports that
+                              point wxdb at it, for: eval "$(wxdb-replay --env)"
+                              (stop it with: kill $WXDB_REPLAY_PID)
 
       --fixtures DIR          folder with sample responses (default: ./Fixtures)
       --port N                port to bind (default 0: any free port)
@@ -105,6 +109,49 @@ func generate(_ arguments: [String]) -> Never {
     exit(0)
 }
 
+/// The `export` lines that point wxdb at a replay server at `base`, run as process `pid`.
+func environmentExports(base: String, pid: Int32) -> String {
+    let urls = [
+        ("WXDB_FORECAST_URL", "/v1/forecast"), ("WXDB_ARCHIVE_URL", "/v1/archive"),
+        ("WXDB_GEOCODING_URL", "/v1/search"), ("WXDB_META_URL", "/data"),
+        ("WXDB_SINGLE_RUNS_URL", "/single-runs/v1/forecast")
+    ]
+    var text = urls.map { "export \($0.0)='\(base)\($0.1)'\n" }.joined()
+    text += "export WXDB_REPLAY_PID=\(pid)\n"
+    text += "# wxdb now talks to the replay server at \(base); stop it with: kill $WXDB_REPLAY_PID\n"
+    return text
+}
+
+/// `--env`: runs the server as a detached child (its stdout a pipe read for the URL line, stdin and
+/// stderr /dev/null) and prints the exports. The child must not hold the caller's stdout, or
+/// `$(wxdb-replay --env)` would wait for it to exit.
+func startInBackground(_ arguments: [String]) -> Never {
+    let child = Process()
+    // This program's own file (its real path, so `ps` names it), else argv[0].
+    let me = URL(fileURLWithPath: "/proc/self/exe")
+    child.executableURL =
+        FileManager.default.fileExists(atPath: me.path)
+        ? me.resolvingSymlinksInPath() : URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = arguments
+    let pipe = Pipe()
+    child.standardOutput = pipe
+    child.standardInput = FileHandle.nullDevice
+    child.standardError = FileHandle.nullDevice
+    do { try child.run() } catch { fail("cannot start the server: \(error)") }
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+        let chunk = pipe.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        line.append(chunk)
+    }
+    let base = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard base.hasPrefix("http://") else {
+        fail("the server did not start (run wxdb-replay without --env to see why)")
+    }
+    FileHandle.standardOutput.write(Data(environmentExports(base: base, pid: child.processIdentifier).utf8))
+    exit(0)
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("wxdb-replay: \(message)\n\n\(usage)\n".utf8))
     exit(2)
@@ -117,6 +164,7 @@ var fixedNow: Date?
 var forecasts: [(Double, Double, URL)] = []
 
 var args = Array(CommandLine.arguments.dropFirst())
+var background = false
 
 // `wxdb-replay generate`: write a synthetic history (forecast files + observations CSV) and exit.
 if args.first == "generate" {
@@ -134,6 +182,8 @@ while !args.isEmpty {
     case "--help", "-h":
         print(usage)
         exit(0)
+    case "--env":
+        background = true
     case "--fixtures":
         fixtures = URL(fileURLWithPath: value())
     case "--port":
@@ -158,6 +208,11 @@ while !args.isEmpty {
     default:
         fail("unknown argument \(arg)")
     }
+}
+
+// Checked first, so a bad argument is reported here rather than lost in the detached child.
+if background {
+    startInBackground(CommandLine.arguments.dropFirst().filter { $0 != "--env" })
 }
 
 // A client that hangs up mid-response must not kill the server (sends also use MSG_NOSIGNAL).

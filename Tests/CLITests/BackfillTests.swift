@@ -106,6 +106,39 @@ struct BackfillTests {
         #expect(try runs(replay) == before)
     }
 
+    @Test(
+        "the demo's forecasts behave like forecasts: MAE at 5-7 days at least 1.5x MAE at 0-6 h, models of different skill"
+    )
+    func errorGrowsWithLead() async throws {
+        let replay = try backfillSandbox()
+        #expect(
+            await replay.run(
+                "locations", "add", "Hamburg", "--lat", "53.55", "--lon", "9.99", "--timezone", "Europe/Berlin",
+                "--models", "icon_seamless,ecmwf_ifs025"
+            ).code == 0)
+        let backfill = await replay.run("backfill", "--location", "Hamburg", "--days", "30", "--every", "12")
+        #expect(backfill.code == 0, "\(backfill.stderrText)")
+        for variable in ["temperature_2m", "wind_speed_10m"] {
+            let verify = await replay.run(
+                "query", "verify", "--location", "Hamburg", "--by", "model", "--var", variable, "--format", "json")
+            #expect(verify.code == 0, "\(verify.stderrText)")
+            let rows = try #require(try json(verify.stdout)["rows"] as? [[String: Any]])
+            func mae(_ model: String, _ leads: ClosedRange<Int>) -> Double {
+                let kept = rows.filter {
+                    $0["model"] as? String == model && leads.contains($0["lead_from_h"] as? Int ?? -1)
+                }
+                let n = kept.map { Double($0["n"] as? Int ?? 0) }.reduce(0, +)
+                return kept.map { ($0["mae"] as? Double ?? .nan) * Double($0["n"] as? Int ?? 0) }.reduce(0, +) / n
+            }
+            for model in ["icon_seamless", "ecmwf_ifs025"] {
+                let short = mae(model, 0...0), week = mae(model, 120...144)
+                #expect(week >= 1.5 * short, "\(variable) \(model): MAE \(short) at 0-6 h, \(week) at 5-7 days")
+            }
+            // The two models are not equally good, at every range.
+            #expect(mae("ecmwf_ifs025", 0...360) < 0.9 * mae("icon_seamless", 0...360))
+        }
+    }
+
     @Test("the model's cadence from meta.json, aligned to 00 UTC; runs, fetch log and 'query runs' say single run")
     func cadenceAndIssueTimes() async throws {
         let replay = try backfillSandbox()

@@ -224,7 +224,7 @@ struct CompareTests {
     @Test("compare needs two different models: a usage error, or what to do when the location has one")
     func needsTwo() async throws {
         let empty = Sandbox()
-        await empty.run("locations", "add", "Empty", "--lat", "1", "--lon", "2", "--models", "icon,gfs")
+        await empty.run("locations", "add", "Empty", "--lat", "1", "--lon", "2", "--models", "icon,gfs", "--force")
         let none = await empty.run("query", "compare", "--location", "Empty")
         #expect(none.code == 1)
         #expect(none.stderrText.contains("no forecast runs stored for Empty; run 'wxdb ingest"))

@@ -181,7 +181,7 @@ struct MachineOutputTests {
         #expect(abs(sd - expected) < 1e-9)
     }
 
-    @Test("trend's headline names the period and the hours for every --every")
+    @Test("trend's headline names the same period and hours for --by hour and --by day")
     func trendHeadline() async throws {
         let box = try await setUp()
         defer { box.remove() }
@@ -190,17 +190,18 @@ struct MachineOutputTests {
             "query", "trend", "--location", "Here", "--source", "station", "--lead", "3", "--tolerance", "3",
             "--from", CivilTime.isoUTC(d), "--to", CivilTime.isoUTC(d + 23 * 3600)
         ]
-        // Leads 0 to 6 h of the one run: hours 00:00 to 06:00 of one day.
-        let daily = await box.run(base + ["--every", "day"])
-        #expect(daily.stdout.contains("over 1 day (n=7 hours)"), "\(daily.stdout)")
-        let hourly = await box.run(base + ["--every", "hour"])
+        // Leads 0 to 6 h of the one run: hours 00:00 to 06:00 of one day. Per day or per hour, the
+        // headline speaks of the same hours (issue 27: "27 days" hourly beside "28 days" daily).
+        let daily = await box.run(base + ["--by", "day"])
+        #expect(daily.stdout.contains("over 7 hours (n=7 hours)"), "\(daily.stdout)")
+        let hourly = await box.run(base + ["--by", "hour"])
         #expect(hourly.stdout.contains("over 7 hours (n=7 hours)"), "\(hourly.stdout)")
         let days = await box.run([
             "query", "trend", "--location", "Here", "--source", "station", "--lead", "60", "--tolerance", "12",
-            "--every", "day"
+            "--by", "day"
         ])
         // Leads 48 to 72 h: 2026-07-22 00:00 to 07-23 00:00, two local dates, 25 hours.
-        #expect(days.stdout.contains("over 2 days (n=25 hours)"), "\(days.stdout)")
+        #expect(days.stdout.contains("over 25 hours (n=25 hours)"), "\(days.stdout)")
     }
 }
 

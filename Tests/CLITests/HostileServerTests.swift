@@ -160,7 +160,8 @@ struct HostileServerCLITests {
         let name = String(repeating: "n", count: 120_000)
         #expect(await box.run("locations", "add", "--lat", "1", "--lon", "2", "--", name).code == 0)
         #expect(await box.run("locations", "add", "--lat", "3", "--lon", "4", "--", "Short").code == 0)
-        let list = await box.run("locations", "list")
+        // --wide: every column, however long the name (without it the table is cut to 100 characters).
+        let list = await box.run("locations", "list", "--wide")
         #expect(list.code == 0)
         let lines = list.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(lines.count == 4)

@@ -264,14 +264,17 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         #expect(html.contains("Brier score by lead time"))
     }
 
-    @Test func aLocationWithNothingStoredSaysSo() async throws {
+    /// Issue 27: a page of seven sections each saying "nothing stored" was one error in disguise.
+    @Test func aLocationWithNothingStoredIsOneError() async throws {
         let sandbox = Sandbox()
         _ = try HistoryBuilder(db: sandbox.db, name: "Empty")
-        let result = await sandbox.run("report", "--location", "Empty")
-        #expect(result.code == 0, "\(result.stderrText)")
-        #expect(result.stdout.contains("No stored run forecasts any hour of Empty yet."))
-        #expect(result.stdout.contains("No fetch or import of Empty is logged"))
-        #expect(result.stdout.contains("No chart: no forecast runs stored for Empty"))
+        let file = sandbox.folder.appendingPathComponent("empty.html").path
+        let result = await sandbox.run("report", "--location", "Empty", "--output", file)
+        #expect(result.code == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderrText.split(separator: "\n").count == 1)
+        #expect(result.stderrText.hasPrefix("Error: no forecast runs stored for Empty; run 'wxdb ingest"))
+        #expect(!FileManager.default.fileExists(atPath: file))
     }
 
     @Test func manyRunsStaySmall() async throws {

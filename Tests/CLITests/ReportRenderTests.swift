@@ -128,21 +128,36 @@ struct ReportRenderTests {
 
     /// What every rendered report must be: quiet, offline, its charts complete and drawn.
     static func checkCharts(_ page: RenderedPage, _ label: String) {
-        #expect(page.console.isEmpty, "\(label): console \(page.console)")
-        #expect(page.pageRequests.isEmpty, "\(label): requests \(page.pageRequests)")
+        for problem in chartProblems(page, label) { Issue.record(Comment(rawValue: problem)) }
+    }
+
+    /// What is wrong with a rendered page's charts, one sentence each (none on a good page). A list
+    /// rather than recorded issues, so the check can be shown to catch a fault without a failure in
+    /// the log (issue 27: known issues printed "Expectation failed" in a green run).
+    static func chartProblems(_ page: RenderedPage, _ label: String) -> [String] {
+        var problems: [String] = []
+        if !page.console.isEmpty { problems.append("\(label): console \(page.console)") }
+        if !page.pageRequests.isEmpty { problems.append("\(label): requests \(page.pageRequests)") }
         for svg in page.svgs where svg.attribute("role") == "img" {
             let name = svg.attribute("aria-labelledby") ?? "?"
-            #expect(svg.markup.contains("<title"), "\(label) \(name): no <title>")
-            #expect(svg.markup.contains("class=\"axis\""), "\(label) \(name): no axis")
-            #expect(svg.markup.contains("class=\"legend\""), "\(label) \(name): no legend")
-            #expect(svg.width > 100 && svg.height > 100, "\(label) \(name): laid out \(svg.width)x\(svg.height)")
-            #expect(svg.y + svg.height <= page.screenshot.height, "\(label) \(name): below the screenshot")
+            if !svg.markup.contains("<title") { problems.append("\(label) \(name): no <title>") }
+            if !svg.markup.contains("class=\"axis\"") { problems.append("\(label) \(name): no axis") }
+            if !svg.markup.contains("class=\"legend\"") { problems.append("\(label) \(name): no legend") }
+            if !(svg.width > 100 && svg.height > 100) {
+                problems.append("\(label) \(name): laid out \(svg.width)x\(svg.height)")
+            }
+            if svg.y + svg.height > page.screenshot.height {
+                problems.append("\(label) \(name): below the screenshot")
+            }
             // A drawn chart inks a few percent of its box (axes, ticks, labels, lines); a blank or
             // unstyled one (black fill over everything, or nothing) does not fall in this band.
             let ink = page.screenshot.inkPixels(x: svg.x, y: svg.y, width: svg.width, height: svg.height)
             let area = svg.width * svg.height
-            #expect(ink > area / 100 && ink < area / 2, "\(label) \(name): \(ink) of \(area) pixels inked")
+            if !(ink > area / 100 && ink < area / 2) {
+                problems.append("\(label) \(name): \(ink) of \(area) pixels inked")
+            }
         }
+        return problems
     }
 
     @Test("the report of a generated history: every section drawn, offline, quiet, also in dark mode")
@@ -233,10 +248,13 @@ struct ReportRenderTests {
         let file = try HarnessPages.write(html)
         defer { try? FileManager.default.removeItem(at: file) }
         let page = try await HeadlessChromium.offPool { try HeadlessChromium.render(file) }
+        let problems = Self.chartProblems(page, fault)
         if fault == "none" {
-            Self.checkCharts(page, fault)
+            #expect(problems.isEmpty, "\(problems)")
         } else {
-            withKnownIssue("the \(fault) fault must be caught") { Self.checkCharts(page, fault) }
+            // Each fault is caught by the check meant for it.
+            let expected = ["console": "console", "network": "requests", "blank": "pixels inked"][fault]!
+            #expect(problems.contains { $0.contains(expected) }, "the \(fault) fault was not caught: \(problems)")
         }
     }
 

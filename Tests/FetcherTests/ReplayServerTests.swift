@@ -409,6 +409,46 @@ struct ReplayServerTests {
             #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         }
     }
+
+    @Test(
+        "wxdb-replay --env prints the exports for eval and leaves the server running",
+        .enabled(if: ReplayProcess.executable != nil))
+    func environment() async throws {
+        guard let executable = ReplayProcess.executable else { return }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--env", "--fixtures", Support.fixtures.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        var text = Data()
+        while !String(decoding: text, as: UTF8.self).contains("WXDB_REPLAY_PID=") || text.last != UInt8(ascii: "\n") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        var exports: [String: String] = [:]
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") where line.hasPrefix("export ") {
+            let pair = line.dropFirst("export ".count).split(separator: "=", maxSplits: 1).map(String.init)
+            exports[pair[0]] = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        }
+        let pid = try #require(exports["WXDB_REPLAY_PID"].flatMap { Int32($0) })
+        defer { kill(pid, SIGTERM) }
+        #expect(
+            Set(exports.keys) == [
+                "WXDB_FORECAST_URL", "WXDB_ARCHIVE_URL", "WXDB_GEOCODING_URL", "WXDB_META_URL", "WXDB_SINGLE_RUNS_URL",
+                "WXDB_REPLAY_PID"
+            ])
+        // The printing process ends (so `$(...)` returns), the server it started goes on serving.
+        for _ in 0..<100 where process.isRunning { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(!process.isRunning && process.terminationStatus == 0)
+        let search = try #require(exports["WXDB_GEOCODING_URL"].flatMap { URL(string: $0 + "?name=hollywood") })
+        #expect(try await Support.client(attempts: 1).get(search).status == 200)
+        let meta = try #require(exports["WXDB_META_URL"].flatMap { URL(string: $0 + "/dwd_icon/static/meta.json") })
+        #expect(try await Support.client(attempts: 1).get(meta).status == 200)
+    }
 }
 
 enum ReplayProcess {
