@@ -126,14 +126,14 @@ extension Store {
         try renameObservations()
 
         // Hours of runs fetched at an offset that is not whole hours: to the UTC hour they were read
-        // at (the next whole hour east of UTC, the previous one west of it).
+        // at (the next whole hour east of UTC, the previous one west of it; `?2` says east). Only
+        // times off the hour are moved, so the next hour is the floor plus an hour.
         for run in fractionalRuns {
-            // ?2 is 1 east of UTC (to the next whole hour), 0 west (to the previous one).
-            let east: SQLValue = .integer(run.offset > 0 ? 1 : 0)
+            let east = SQLValue.integer(run.offset > 0 ? 1 : 0)
             try db.run(
                 """
                 UPDATE OR IGNORE hourly_forecasts
-                SET valid_time = valid_time - ((valid_time % 3600) + 3600) % 3600 + 3600 * ?2
+                SET valid_time = valid_time - ((valid_time % 3600) + 3600) % 3600 + CASE WHEN ?2 THEN 3600 ELSE 0 END
                 WHERE run_id = ?1 AND valid_time % 3600 != 0
                 """, [.integer(run.id), east])
             outcome.movedForecastHours += db.changes
@@ -143,14 +143,12 @@ extension Store {
             try db.run(
                 """
                 UPDATE forecast_runs SET
-                    first_valid_time = coalesce(
-                        (SELECT min(valid_time) FROM hourly_forecasts WHERE run_id = ?1),
+                    first_valid_time = coalesce((SELECT min(valid_time) FROM hourly_forecasts WHERE run_id = ?1),
                         first_valid_time - ((first_valid_time % 3600) + 3600) % 3600
-                            + CASE WHEN first_valid_time % 3600 != 0 THEN 3600 * ?2 ELSE 0 END),
-                    last_valid_time = coalesce(
-                        (SELECT max(valid_time) FROM hourly_forecasts WHERE run_id = ?1),
+                        + CASE WHEN ?2 AND first_valid_time % 3600 != 0 THEN 3600 ELSE 0 END),
+                    last_valid_time = coalesce((SELECT max(valid_time) FROM hourly_forecasts WHERE run_id = ?1),
                         last_valid_time - ((last_valid_time % 3600) + 3600) % 3600
-                            + CASE WHEN last_valid_time % 3600 != 0 THEN 3600 * ?2 ELSE 0 END),
+                        + CASE WHEN ?2 AND last_valid_time % 3600 != 0 THEN 3600 ELSE 0 END),
                     hour_count = CASE WHEN pruned_at IS NULL THEN (SELECT count(*) FROM hourly_forecasts WHERE run_id = ?1) ELSE hour_count END
                 WHERE id = ?1
                 """, [.integer(run.id), east])
@@ -163,7 +161,8 @@ extension Store {
             ?? (ZoneTime.offset(at: Int64(Date().timeIntervalSince1970), timezone: zone) >= 0)
         try db.run(
             """
-            UPDATE OR IGNORE observations SET time = time - ((time % 3600) + 3600) % 3600 + 3600 * ?2
+            UPDATE OR IGNORE observations
+            SET time = time - ((time % 3600) + 3600) % 3600 + CASE WHEN ?2 THEN 3600 ELSE 0 END
             WHERE location_id = ?1 AND time % 3600 != 0 AND (source IN ('era5', 'analysis') OR source GLOB 'analysis:*')
             """, [id, .integer(east ? 1 : 0)])
         outcome.movedObservationHours += db.changes
