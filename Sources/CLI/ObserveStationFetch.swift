@@ -304,6 +304,11 @@ enum ObserveStationFetch {
                 )
             }
         }
+        if reports.isEmpty {
+            throw CLIError(
+                "\(isISD ? "NCEI's ISD-Lite archive" : "IEM's archive") holds no reports of \(station) from \(args.from!) to \(args.to!); check the id with 'wxdb observe stations --near \(location.name)'. Nothing was stored"
+            )
+        }
         if isISD {
             // Where the station is comes from the station list (ISD-Lite files do not say).
             if let list = try? await catalogue(archives, http, context),
