@@ -255,12 +255,14 @@ enum ObserveStationFetch {
         var base = OfficialImport(
             format: isISD ? "ISD-Lite" : "IEM ASOS CSV", variables: isISD ? ISD.liteVariables : [])
         var downloaded = 0
+        var kept = 0
         var reused = 0
         for (index, chunk) in chunks.enumerated() {
             let file = folder.appendingPathComponent(chunk.label + (isISD ? ".gz" : ".csv"))
             var data = FileManager.default.contents(atPath: file.path)
             if data != nil {
                 reused += 1
+                kept += 1
             } else {
                 let url: URL?
                 if isISD {
@@ -277,14 +279,14 @@ enum ObserveStationFetch {
                     ? "ISD-Lite \(station) \(chunk.year)"
                     : "METAR \(station) \(chunk.label.replacingOccurrences(of: "_", with: " to "))"
                 context.note("Downloading \(what) (\(index + 1) of \(chunks.count))")
-                let kept =
-                    downloaded + reused > 0
-                    ? "; the \(downloaded + reused) of \(chunks.count) parts already downloaded are kept in \(folder.path) and will not be asked for again. Nothing was stored yet"
+                let keptNote =
+                    kept > 0
+                    ? "; the \(kept) of \(chunks.count) parts already downloaded are kept in \(folder.path) and will not be asked for again. Nothing was stored yet"
                     : ". Nothing was stored"
-                let body = try await download(url, http, what: what, kept: kept, context: context)
+                let body = try await download(url, http, what: what, kept: keptNote, context: context)
                 // Kept only when complete: a part reaching into the current day is asked for again next time.
                 if chunk.end <= (context.nowUnix - context.nowUnix % 3600) - 86400 {
-                    try? body.write(to: file, options: .atomic)
+                    if (try? body.write(to: file, options: .atomic)) != nil { kept += 1 }
                 }
                 data = body
                 downloaded += 1
@@ -303,6 +305,11 @@ enum ObserveStationFetch {
                     "the download of \(station) (\(chunk.label)) cannot be read: \(error.description). Nothing was stored"
                 )
             }
+        }
+        if reports.isEmpty {
+            throw CLIError(
+                "\(isISD ? "NCEI's ISD-Lite archive" : "IEM's archive") holds no reports of \(station) from \(args.from!) to \(args.to!); check the id with 'wxdb observe stations --near \(location.name)'. Nothing was stored"
+            )
         }
         if isISD {
             // Where the station is comes from the station list (ISD-Lite files do not say).

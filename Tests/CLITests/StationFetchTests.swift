@@ -15,6 +15,9 @@ final class StationArchiveSandbox {
         box.environment["WXDB_IEM_ASOS_URL"] = base + "/cgi-bin/request/asos.py"
         box.environment["WXDB_ISD_LITE_URL"] = base + "/pub/data/noaa/isd-lite"
         box.environment["WXDB_ISD_HISTORY_URL"] = base + "/pub/data/noaa/isd-history.csv"
+        // The retry budget grows with the timeout: on a starved machine (the whole suite on two cores) a
+        // first attempt can take long enough to leave no room for the retry these tests are about.
+        box.environment["WXDB_TIMEOUT"] = "600"
     }
 
     deinit {
@@ -135,6 +138,18 @@ struct StationFetchTests {
         #expect(stored[utc(2024, 12, 31, 12)]?["temperature_2m"] == 12.5)
         // The station list says where the station is: 9 km away, no warning.
         #expect(!resumed.stderrText.contains("Warning"), "\(resumed.stderrText)")
+    }
+
+    @Test("observe fetch: a station IEM has no reports of is said, and nothing is stored")
+    func fetchUnknown() async throws {
+        let s = try StationArchiveSandbox()
+        #expect(await s.run("locations", "add", "Hamburg", "--lat", "53.55", "--lon", "9.99").code == 0)
+        let result = await s.run(
+            "observe", "fetch", "--location", "Hamburg", "--station", "EDXX", "--from", "2026-07-01", "--to",
+            "2026-07-01")
+        #expect(result.code == 1)
+        #expect(result.stderrText.contains("IEM's archive holds no reports of EDXX"), "\(result.stderrText)")
+        #expect(try storedObservations(s.box.db, source: "metar:EDXX").isEmpty)
     }
 
     @Test("observe fetch: a station far from the location is stored with a warning naming both")
