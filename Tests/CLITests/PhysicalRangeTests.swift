@@ -149,6 +149,8 @@ struct PhysicalRangeTests {
         }
         func ffi() async throws -> Double? {
             let result = await box.run("query", "consistency", "--location", "Here", "--format", "json")
+            // Nothing to show (no hour with three runs) is exit 1 with a sentence saying so.
+            if result.code == 1, result.stderrText.contains("nothing to show") { return nil }
             #expect(result.code == 0, "\(result.stderrText)")
             return try parseJSON(result.stdout)["rows"]?.arrayValue?.first?["flip_flop_index"]?.numberValue
         }

@@ -76,7 +76,12 @@ struct ReportCSPTests {
         let box = Sandbox()
         defer { box.remove() }
         let name = "Evil\u{202E}gnp.exe\u{2066}x\u{2069}"
-        _ = try HistoryBuilder(db: box.db, name: name)
+        let history = try HistoryBuilder(db: box.db, name: name)
+        // A report of a location with nothing stored is an error; one run is enough for a page.
+        let start: Int64 = 1_780_000_000 - 1_780_000_000 % 3600
+        try history.storeRun(
+            issuedAt: start, fetchedAt: start, times: (0..<24).map { start + Int64($0) * 3600 },
+            columns: ["temperature_2m": (0..<24).map { 10 + Double($0) / 4 }])
         let result = await box.run("report", "--location", name)
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(result.stdout.contains("<h1><bdi>Evilgnp.exex</bdi>: forecast report</h1>"))
