@@ -183,4 +183,53 @@ struct SurvivorTests {
         #expect(row["n"]?.numberValue == 1)
         #expect(near(row["flip_flop_index"]?.numberValue, 20, 1e-12))
     }
+
+    @Test("trend --every day: a day's observed and forecast values are the means of its hours")
+    func trendDailyMeans() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        await newLocation(box)
+        let d = Self.day
+        // Observed 0, 1, ..., 23 °C over the day (mean 11.5); forecast 20 + hour / 2 (mean 25.75).
+        let csv = try box.write("station.csv", stationCSV(from: d, hours: 24) { t in Double((t - d) / 3600) })
+        #expect(await box.run("observe", "import", csv, "--location", "Here", "--source", "station").code == 0)
+        let run = TestResponse(start: d, hours: 24) { t in 20 + Double((t - d) / 3600) / 2 }
+        let path = try box.write("run.json", run.json())
+        #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let result = await box.run(
+            "query", "trend", "--location", "Here", "--source", "station", "--lead", "12", "--tolerance", "12",
+            "--every", "day", "--format", "json")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let row = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue?.first)
+        #expect(row["hours"]?.numberValue == 24)
+        #expect(near(row["observed"]?.numberValue, 11.5, 1e-9))
+        #expect(near(row["forecast"]?.numberValue, 25.75, 1e-9))
+        #expect(near(row["error"]?.numberValue, 14.25, 1e-9))
+    }
+
+    @Test("report: a 45 % probability forecast is in the reliability diagram's 40-50 % bin")
+    func reliabilityBins() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        await newLocation(box)
+        let d = Self.day
+        var csv = "time,precipitation\n"
+        for k in 0..<24 { csv += "\(CivilTime.isoUTC(d + Int64(k) * 3600)),\(k % 2 == 0 ? 1 : 0)\n" }
+        let station = try box.write("station.csv", csv)
+        #expect(await box.run("observe", "import", station, "--location", "Here", "--source", "station").code == 0)
+        let hours = (0..<24).map { d + Int64($0) * 3600 }
+        let json = """
+            {"latitude":52.5,"longitude":13.4,"elevation":40,"utc_offset_seconds":0,"timezone":"GMT",
+             "hourly_units":{"time":"unixtime","precipitation_probability":"%","precipitation":"mm"},
+             "hourly":{"time":[\(hours.map(String.init).joined(separator: ","))],
+                       "precipitation_probability":[\(hours.map { _ in "45" }.joined(separator: ","))],
+                       "precipitation":[\(hours.map { _ in "0.5" }.joined(separator: ","))]}}
+            """
+        let path = try box.write("run.json", json)
+        #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
+        let report = await box.run("report", "--location", "Here", "--source", "station")
+        #expect(report.code == 0, "\(report.stderrText)")
+        // 24 forecasts of 45 %, half of them followed by rain.
+        #expect(report.stdout.contains("forecast 40–50 % (mean 45 %), observed 50 %"), "\(report.stdout.suffix(3000))")
+    }
 }
