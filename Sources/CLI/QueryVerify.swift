@@ -319,7 +319,12 @@ enum QueryVerify {
         case .signed(let p): (places, sign) = (p, true)
         default: break
         }
-        func text(_ x: Double) -> String { sign ? signed(x, places: places) : formatNumber(x, places: places) }
+        // Fixed decimals, so a value and its bounds line up and a narrow interval does not read as "0.4–0.4".
+        func text(_ x: Double) -> String {
+            var out = String(format: "%.\(places)f", x)
+            if out.hasPrefix("-"), Double(out) == 0 { out.removeFirst() }
+            return sign && x > 0 && Double(out) != 0 ? "+" + out : out
+        }
         guard let interval else { return text(value) }
         let dash = interval.low < 0 ? " to " : "–"
         return "\(text(value)) (\(text(interval.low))\(dash)\(text(interval.high)))"

@@ -310,7 +310,8 @@ struct VerifyIntervalCommandTests {
         let table = await history.box.run("query", "verify", "--location", "Testville")
         #expect(table.code == 0)
         let line = try #require(table.stdout.split(separator: "\n").first { $0.hasPrefix("1–2 d") })
-        #expect(line.contains("(") && line.contains(")"), "\(line)")
+        // MAE with its interval at fixed decimals: "1.23 (1.10–1.37)".
+        #expect(line.contains(try Regex(#"\d\.\d\d \(\d+\.\d\d–\d+\.\d\d\)"#)), "\(line)")
 
         let usage = await history.box.run("query", "verify", "--location", "Testville", "--confidence", "20")
         #expect(usage.code == 64)
