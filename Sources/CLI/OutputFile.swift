@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import WxCore
 
 #if canImport(Glibc)
     import Glibc
@@ -53,13 +54,13 @@ final class OutputFile {
             mode = Self.defaultMode()
         }
         // Short and unpredictable: a long output name must not make the temporary name too long.
-        let stem = String(decoding: name.utf8.prefix(64), as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "")
+        let stem = String(decoding: name.utf8.prefix(64), as: UTF8.self).replacing("\u{FFFD}", with: "")
         var fd: Int32 = -1
         var temporary = ""
         var slot: Int?
         for _ in 0..<32 {
             let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            temporary = (folder as NSString).appendingPathComponent(".\(stem).wxdb-partial-\(token)")
+            temporary = PathText.join(folder, ".\(stem).wxdb-partial-\(token)")
             // Known to the signal handler before it exists, so no moment leaves it behind.
             slot = PartialFiles.register(temporary)
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -92,7 +93,7 @@ final class OutputFile {
             let code = errno
             unlink(temporary)
             throw CLIError(
-                "cannot write \(path); nothing was written there: \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent))"
+                "cannot write \(path); nothing was written there: \(Self.reason(code, folder: PathText.folder(of: path)))"
             )
         }
     }
@@ -151,7 +152,7 @@ final class OutputFile {
         let folder = url.deletingLastPathComponent().path
         guard let real = realpath(folder, nil) else { return url.standardizedFileURL.path }
         defer { free(real) }
-        return (String(cString: real) as NSString).appendingPathComponent(url.lastPathComponent)
+        return PathText.join(String(cString: real), url.lastPathComponent)
     }
 }
 
@@ -165,7 +166,7 @@ enum PartialFiles {
         return slots
     }()
     nonisolated(unsafe) static var installed = false
-    static let lock = NSLock()
+    static let lock = PlainLock()
 
     static func register(_ path: String) -> Int? {
         lock.lock()

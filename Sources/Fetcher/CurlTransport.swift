@@ -13,7 +13,7 @@
 //   that unpacks to 2 GB stops at the limit, never held whole.
 // - Only http and https: a base URL of `file://` or `ftp://` is refused, not fetched.
 import CCurl
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,11 @@
 // What a fetch can fail with, worded for the user, and which failures another attempt may mend.
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Why a fetch failed. Descriptions are user-facing: what happened and what to do.
 public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {

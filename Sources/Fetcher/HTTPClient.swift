@@ -21,7 +21,13 @@
 // - 429 and 503 wait what the server asks (`Retry-After`, or the next minute for Open-Meteo's
 //   minutely limit) instead of backing off by milliseconds; the hourly and daily limits are not
 //   retried at all. Waits go through an injectable sleeper, so tests count attempts, not seconds.
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A successful (2xx) HTTP response.
 public struct HTTPResponse: Sendable {

@@ -1,7 +1,13 @@
 // The seam between the client's policy (retries, budget, classification) and the wire: one request
 // in, one raw answer out. The client takes it as a plain function, so tests of retries and budgets
 // hand it a closure and need no socket; `CurlTransport` is the real one.
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One attempt's request, as the transport sends it.
 public struct HTTPRequest: Sendable {

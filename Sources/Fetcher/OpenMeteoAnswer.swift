@@ -1,7 +1,13 @@
 // What an answer from Open-Meteo says beyond its status: whether a 2xx body is usable JSON, the
 // `reason` of an error body, and how long a 429 or 503 asks the client to wait.
-import Foundation
+import FoundationEssentials
 import WxCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension HTTPClient {
     /// A cheap plausibility check, not a parse: decoding is the caller's job, but broken bodies

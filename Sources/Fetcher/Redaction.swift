@@ -1,6 +1,6 @@
 // Keeping the API key out of everything wxdb shows or stores: URLs lose their `apikey` item, and
 // texts and bodies a server sent lose the key itself (servers quote it back: "Invalid key …").
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,11 @@
 // How often and how long to retry: the backoff schedule, and the record of each try for the fetch log.
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Exponential backoff with jitter.
 ///

@@ -2,6 +2,7 @@
 // (persistent connections for plain answers, `Connection: close` after a fault) to stand in for
 // the Open-Meteo hosts, and can inject the failures a real network produces so the fetcher's
 // retry logic is exercised against real sockets rather than mocks.
+// Foundation: Thread and DispatchSemaphore run its connections (a test server, not in wxdb).
 import Foundation
 
 #if canImport(Glibc)
