@@ -26,8 +26,16 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         .target(name: "WxSQLite", dependencies: ["CSQLite"], path: "Sources/SQLite"),
         .target(name: "WxCore", path: "Sources/Core"),
+        // Official stations' files (METAR, ISD-Lite, GHCNh, Meteostat) read into hourly values;
+        // zlib only for their gzip downloads.
+        .target(name: "WxStations", dependencies: ["WxCore", "CZlib"], path: "Sources/Stations"),
         .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "CCurl"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
@@ -35,7 +43,7 @@ let package = Package(
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
             name: "WxCLI",
-            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts"],
+            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts", "WxStations"],
             path: "Sources/CLI"
         ),
         .executableTarget(name: "wxdb", dependencies: ["WxCLI"], path: "Sources/wxdb"),
@@ -51,6 +59,7 @@ let package = Package(
             dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
+        .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",
             dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"])

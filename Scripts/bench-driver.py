@@ -472,6 +472,73 @@ COMMIT;
         self.row("Start-up", "wxdb --version, median of %d" % k, ms(mw), "sqlite3 --version %s" % ms(ms_), "%.1fx the time" % (mw / ms_), "", None)
         self.row("Start-up", "peak RSS", mb(max(r.rss_kb for r in w)), "sqlite3 %s" % mb(max(r.rss_kb for r in s)), "", "", None)
 
+    # ---------------------------------------------------------------- stations
+
+    def stations(self):
+        """`observe import-metar` of a station-year (IEM CSV of routine reports, then with the 5-minute
+        high-frequency ones, and the same year as METAR text) beside `observe import` of the same
+        hours as wxdb's own CSV; target under a second each."""
+        d = os.path.join(self.work, "stations")
+        os.makedirs(d, exist_ok=True)
+        start = 1704067200  # 2024-01-01T00:00Z
+        hours = 8784        # 2024 is a leap year
+        routine = os.path.join(d, "asos-routine.csv")
+        hf = os.path.join(d, "asos-hf.csv")
+        text = os.path.join(d, "metar-routine.txt")
+        own = os.path.join(d, "same-hours.csv")
+        if not os.path.exists(own):
+            head = "station,valid,tmpf,dwpf,relh,drct,sknt,p01i,mslp,gust,report_type,metar\n"
+            with open(routine, "w") as r, open(hf, "w") as h, open(text, "w") as t, open(own, "w") as o:
+                r.write(head)
+                h.write(head)
+                o.write("time,temperature_2m,dew_point_2m,relative_humidity_2m,wind_direction_10m,wind_speed_10m,"
+                        "precipitation,pressure_msl\n")
+                for i in range(hours):
+                    at = start + i * 3600 - 7 * 60  # the routine report at :53
+                    tf = 40 + 20 * math.sin(i / 24 * 2 * math.pi)
+                    stamp = datetime.datetime.fromtimestamp(at, datetime.timezone.utc)
+                    valid = stamp.strftime("%Y-%m-%d %H:%M")
+                    line = "DSM,%s,%.2f,%.2f,70.0,%d,%d,0.00,1013.2,M,3,KDSM %sZ\n" % (
+                        valid, tf, tf - 8, (i * 10) % 360 + 10, 8 + i % 5, stamp.strftime("%d%H%M"))
+                    r.write(line)
+                    h.write(line)
+                    for k in range(11):  # the 5-minute reports of the hour
+                        hs = datetime.datetime.fromtimestamp(at - 60 * 60 + 5 * 60 * (k + 1), datetime.timezone.utc)
+                        h.write("DSM,%s,%.2f,%.2f,70.0,%d,%d,M,M,M,1,KDSM %sZ\n" % (
+                            hs.strftime("%Y-%m-%d %H:%M"), tf, tf - 8, 200, 9, hs.strftime("%d%H%M")))
+                    c = (tf - 32) * 5 / 9
+                    t.write("%s METAR KDSM %sZ %03d%02dKT 10SM CLR %s%02d/%s%02d A2992 RMK AO2 SLP132 T%d%03d%d%03d\n" % (
+                        stamp.strftime("%Y%m%d%H%M"), stamp.strftime("%d%H%M"), (i * 10) % 360 + 10, 8 + i % 5,
+                        "M" if c < 0 else "", abs(round(c)), "M" if c - 4.4 < 0 else "", abs(round(c - 4.4)),
+                        1 if c < 0 else 0, abs(round(c * 10)), 1 if c - 4.4 < 0 else 0, abs(round((c - 4.4) * 10))))
+                    o.write("%s,%.2f,%.2f,70,%d,%.2f,0,1013.2\n" % (
+                        iso(start + i * 3600), c, (tf - 40) * 5 / 9, (i * 10) % 360 + 10, (8 + i % 5) * 1.852))
+        runs = {}
+        for name, cmd in (
+            ("own", ["observe", "import", own]),
+            ("routine", ["observe", "import-metar", routine]),
+            ("hf", ["observe", "import-metar", hf]),
+            ("text", ["observe", "import-metar", text]),
+        ):
+            best = None
+            for _ in range(3):
+                w = os.path.join(self.work, "stations.sqlite")
+                self.new_wxdb(w)
+                r = measured([self.wxdb, "--db", w, "--quiet", *cmd, "--location", LOC])
+                best = r if best is None or r.cpu < best.cpu else best
+            runs[name] = best
+        n_hf = sum(1 for _ in open(hf)) - 1
+        own = runs["own"]
+        base = "observe import of the same %s hours as CSV %s (CPU %s)" % (f"{hours:,}", ms(own.wall), ms(own.cpu))
+        # Judged on CPU time: on a shared machine the wall time is mostly waiting for a core.
+        for name, label in (("routine", "IEM CSV, %s routine reports" % f"{hours:,}"),
+                            ("hf", "IEM CSV, %s reports with high-frequency" % f"{n_hf:,}"),
+                            ("text", "METAR text, %s routine reports" % f"{hours:,}")):
+            r = runs[name]
+            self.row("Stations", "observe import-metar, one station-year: " + label,
+                     "%s (CPU %s)" % (ms(r.wall), ms(r.cpu)), base, "%.1fx the CPU" % (r.cpu / own.cpu),
+                     "CPU < 1 s", r.cpu < 1.0)
+
     # ---------------------------------------------------------------- backfill
 
     def backfill(self):
@@ -672,7 +739,7 @@ def main():
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,lean,scale")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,lean,scale")
     ap.add_argument("--baseline-wxdb", help="a release wxdb of an earlier commit, for the lean rows")
     ap.add_argument("--baseline-rev", default="?", help="the commit --baseline-wxdb was built from")
     ap.add_argument("--static-wxdb", help="the self-contained binary of Scripts/package, for the lean rows")
@@ -695,6 +762,8 @@ def main():
         b.backfill()
     if "report" in only:
         b.html_report()
+    if "stations" in only:
+        b.stations()
     if "lean" in only:
         if not hasattr(b, "files"):
             b.data()

@@ -14,6 +14,7 @@ enum ImportCommand {
         var files: [String] = []
         var location = LocationOption()
         var fetchedAt: String?
+        var issuedAt: String?
         var model: String?
         var force = false
 
@@ -32,6 +33,10 @@ enum ImportCommand {
                         "When the responses were fetched (ISO 8601; without offset: the location's zone).",
                         required: true, \.fetchedAt),
                     .string(
+                        "issued-at", "time",
+                        "The model run's initialisation time (ISO 8601; without offset: the location's zone), so leads are measured from it, not from --fetched-at.",
+                        \.issuedAt),
+                    .string(
                         "model", "model",
                         "Model name of an unsuffixed response, or the one model to take from a multi-model one.",
                         default: "the location's first model", \.model),
@@ -48,6 +53,9 @@ enum ImportCommand {
         func validate() throws {
             if let fetchedAt, fetchedAt != "now", CivilTime.parse(fetchedAt) == nil {
                 throw TimeInput.notATime(fetchedAt, option: "fetched-at")
+            }
+            if let issuedAt, CivilTime.parse(issuedAt) == nil {
+                throw TimeInput.notATime(issuedAt, option: "issued-at")
             }
         }
     }
@@ -76,6 +84,15 @@ enum ImportCommand {
             )
         }
         let model = args.model
+        let issuedAt = try args.issuedAt.map {
+            try TimeInput.resolve($0, timezone: location.timezone, now: context.nowUnix, option: "issued-at")
+        }
+        // A run is initialised before anyone can fetch it.
+        if let issuedAt, issuedAt > fetchedAt {
+            throw CLIError(
+                "--issued-at \(CivilTime.isoUTC(issuedAt)) is after --fetched-at \(CivilTime.isoUTC(fetchedAt)); a run is initialised before it is fetched. Nothing was imported"
+            )
+        }
 
         // One transaction for every file, each decoded just before it is stored: memory stays
         // flat however many files there are, and one bad file rolls everything back.
@@ -100,7 +117,13 @@ enum ImportCommand {
                         "\(path): \(problem). Nothing was imported; check --location, or pass --force to store it anyway"
                     )
                 }
-                return (response, FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path))
+                let issued = issuedAt.map { time in
+                    Dictionary(response.models.map { ($0.model, time) }, uniquingKeysWith: { a, _ in a })
+                }
+                return (
+                    response,
+                    FetchRecord(fetchedAt: fetchedAt, origin: .import, request: path, issuedAt: issued ?? [:])
+                )
             },
             stored: { path, outcomes in
                 if context.verbose {

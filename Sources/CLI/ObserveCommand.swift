@@ -13,7 +13,11 @@ enum ObserveCommand {
     static var command: Command {
         Command(
             name: "observe", abstract: "Store observed weather to judge forecasts against.",
-            subcommands: [importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant, backfill])
+            subcommands: [
+                importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant,
+                ObserveStationCommands.isd, ObserveStationCommands.metar, ObserveStationCommands.meteostat,
+                ObserveStationFetch.stations, ObserveStationFetch.fetch, backfill
+            ])
     }
 
     struct ImportOptions: CommandOptions {
@@ -171,7 +175,7 @@ struct ObservationSourceOption {
     }
 
     func validate() throws {
-        guard !name.isEmpty, !["current", "analysis"].contains(name) else {
+        guard !name.isEmpty, !SourceNames.isReserved(name) else {
             throw UsageError("--source '\(name)' is reserved for observations wxdb makes itself; pick another name")
         }
     }

@@ -121,7 +121,9 @@ enum QueryCompare {
         }
         report.meta = [
             ("location", .string(location.name)), ("variable", .string(result.variable.name)),
-            ("source", .string(result.source)), ("models", .array([.string(a), .string(b)])),
+            ("source", .string(result.source)),
+            ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source))),
+            ("models", .array([.string(a), .string(b)])),
             ("unit", .string(unit)), ("headline", .string(result.headline))
         ]
         report.trailer = [("notes", .array(result.notes.map { .string($0) }))]

@@ -39,6 +39,12 @@ enum QueryRuns {
                 "no runs of \(location.name) were issued \(rangeWords(range)); drop or widen --from/--to (see all with 'wxdb query runs --location \(location.name)')"
             )
         }
+        let fromFetch = runs.filter { $0.issuedAtSource == "first_fetch" }.count
+        if fromFetch > 0 {
+            context.note(
+                "Note: \(fromFetch) run(s) are measured from their first fetch (issued from: first fetch): their initialisation time is not known, so their leads are too short by however long the run was out before; 'wxdb backfill' corrects runs the Single Runs archive has, and 'wxdb import --issued-at' gives it to imported files"
+            )
+        }
         let pruned = runs.filter { $0.prunedAt != nil }.count
         if pruned > 0 {
             context.note(
@@ -61,6 +67,7 @@ enum QueryRuns {
                 default: return "first fetch"
                 }
             },
+            .init("measured_from_fetch", .integer, only: [.csv, .json]),
             .init("first_fetch", .time, label: "first fetch"),
             .init("last_fetch", .time, label: "last fetch"),
             .init("repeats", .integer),
@@ -74,7 +81,7 @@ enum QueryRuns {
         report.rows = runs.map { r in
             [
                 .text(location.name), .integer(r.id), .text(r.model), .time(r.issuedAt), .text(r.issuedAtSource),
-                .time(r.firstFetch),
+                .int(r.issuedAtSource == "first_fetch" ? 1 : 0), .time(r.firstFetch),
                 .time(r.lastFetch), .int(r.repeats), .time(r.firstValidTime), .time(r.lastValidTime), .int(r.hourCount),
                 .text(r.prunedAt == nil ? String(r.hourCount) : "\(r.hourCount), pruned"), .time(r.prunedAt)
             ]

@@ -71,6 +71,7 @@ enum QueryTrend {
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
         try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
+        if let truth = SourceNames.modelDerivedNote(result.source) { context.note("Note: " + truth) }
         if options.output.format == .svg {
             context.out(ChartViews.trend([result], location: location, id: "trend")!.svg(standalone: true) + "\n")
             return
@@ -113,14 +114,18 @@ enum QueryTrend {
         }
         report.meta = [
             ("location", .string(location.name)), ("variable", .string(result.variable.name)), ("unit", .string(unit)),
-            ("source", .string(result.source)), ("model", .string(result.model)),
+            ("source", .string(result.source)),
+            ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source))),
+            ("model", .string(result.model)),
             ("lead_h", Report.number(result.leadHours)),
             ("tolerance_h", Report.number(result.toleranceHours)), ("every", .string(result.every.rawValue)),
             ("n", .number(Double(result.overall.n))), ("bias", Report.number(result.overall.bias)),
             ("mae", Report.number(result.overall.mae))
         ]
         report.timezone = location.timezone
-        report.title = headline(result, unit: unit) + "\n"
+        report.title =
+            headline(result, unit: unit) + "\n"
+            + (SourceNames.modelDerivedNote(result.source).map { "Note: " + $0 + "\n" } ?? "")
         return report
     }
 

@@ -92,6 +92,8 @@ enum QueryVerify {
     /// What a script reading the JSON should know about the rows (also printed on stderr).
     static func notes(_ result: VerifyResult) -> [String] {
         var notes = result.pairNotes
+        // Said first: scores against model output rank models by their likeness to that model.
+        if let truth = SourceNames.modelDerivedNote(result.source) { notes.insert(truth, at: 0) }
         if result.prunedDaysLeftOut > 0 {
             notes.append(
                 "\(result.prunedDaysLeftOut) day(s) of pruned runs are only partly inside --from/--to: their pruned runs' pairs were left out (they are kept as whole-day sums); give whole local dates to include them"
@@ -196,9 +198,13 @@ enum QueryVerify {
         }
         report.meta = [
             ("location", .string(location.name)), ("variable", .string(variable.name)), ("unit", .string(unit)),
-            ("source", .string(result.source))
+            ("source", .string(result.source)),
+            ("source_is_model_output", .bool(SourceNames.isModelDerived(result.source)))
         ]
-        var context = "\(location.name), \(variable.name) against \(result.source) observations"
+        var context =
+            SourceNames.isModelDerived(result.source)
+            ? "\(location.name), \(variable.name) against \(result.source) (MODEL OUTPUT, not measurements)"
+            : "\(location.name), \(variable.name) against \(result.source) observations"
         if let model = result.options.model { context += ", model \(model)" }
         if hasEvent || isProbability {
             context += ", event: \(variable.observedVariable.name) >= \(formatNumber(threshold, places: 3)) mm"

@@ -368,24 +368,35 @@ public enum ForecastDecoder {
         var times: [Int64] = []
         times.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
-            times.append(try instant(element, section: name, index: index, offset: offset))
+            times.append(try instant(element, section: name, index: index, offset: offset, hourlyRows: true))
         }
         return times
     }
 
-    /// A time element: unix seconds (already UTC) or a local label, whose instant is label − offset.
-    static func instant(_ element: JSON, section: String, index: Int, offset: Int) throws -> Int64 {
+    /// The offset Open-Meteo reads hourly data under: the actual one truncated toward zero to
+    /// whole hours (its `getTimerange2`: `utcOffset = (actualUtcOffset / 3600) * 3600`). At +05:45
+    /// it reads the whole UTC hours and only labels them with the actual offset.
+    public static func readOffset(_ offset: Int) -> Int { (offset / 3600) * 3600 }
+
+    /// A time element: unix seconds or a local label. With `hourlyRows` (the rows of an hourly
+    /// section) the instant is the whole UTC hour Open-Meteo read: label − `readOffset(offset)`, or
+    /// the printed stamp (label − offset) moved by the offset's part beyond whole hours. Otherwise
+    /// (`current`, a true instant labelled with the actual offset) it is label − offset, or the stamp.
+    static func instant(_ element: JSON, section: String, index: Int, offset: Int, hourlyRows: Bool = false) throws
+        -> Int64
+    {
+        let shift = hourlyRows ? Int64(offset - readOffset(offset)) : 0
         switch element {
         case .number(let n):
             guard n == n.rounded(), abs(n) < 1e11 else {
                 throw DecodeError.badTime(section: section, index: index, text: String(n))
             }
-            return Int64(n)
+            return Int64(n) + shift
         case .string(let text):
             guard let wall = CivilTime.parseLabel(text) else {
                 throw DecodeError.badTime(section: section, index: index, text: "\"\(text)\"")
             }
-            return wall - Int64(offset)
+            return wall - Int64(offset) + shift
         default:
             throw DecodeError.badTime(section: section, index: index, text: element.typeName)
         }

@@ -2,7 +2,8 @@
 // own, where libcurl sleeps in poll() until the socket or its timers need it: waiting for a slow
 // server costs no CPU (URLSession on Linux polled for writability in a loop, about one CPU-second
 // per second of server latency). Finished handles are kept for the next transfer, and with them
-// their open connections (keep-alive).
+// their open connections (keep-alive); libcurl itself sends a request again, once, on a fresh
+// connection when a kept-alive one turns out closed before any answer (a server's idle timeout).
 //
 // Decisions:
 // - `CURLOPT_TIMEOUT_MS` is the whole attempt (connect, head and body), not an idle timeout, so a
@@ -22,9 +23,6 @@ import Synchronization
 
 /// libcurl as an `HTTPTransport`.
 public final class CurlTransport: Sendable {
-    /// One pool of handles (and so of open connections) for the whole process.
-    public static let shared = CurlTransport()
-
     /// `curl_global_init` once, before the first handle; not thread-safe itself, hence a static.
     private static let initialized: Bool = wxdb_curl_global_init() == CURLE_OK
 

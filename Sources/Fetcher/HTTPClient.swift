@@ -60,6 +60,8 @@ public final class HTTPClient: Sendable {
     public let userAgent: String
     /// The body limit of `get` when the caller gives none.
     public let maxBodyBytes: Int
+    /// Whether a 2xx body must be JSON (Open-Meteo); false for the station archives' CSV and gzip.
+    public let expectsJSON: Bool
     /// Waits between attempts (injected by tests, which count attempts instead of seconds).
     public let sleep: @Sendable (TimeInterval) async throws -> Void
     /// The wall clock, for `Retry-After` dates and the next minute of Open-Meteo's minutely limit.
@@ -78,21 +80,24 @@ public final class HTTPClient: Sendable {
     ///   - userAgent: sent as `User-Agent` (Open-Meteo asks API users to identify themselves).
     ///   - maxBodyBytes: the largest body accepted; a larger one is cut off as it arrives.
     ///   - sleep, now: how to wait and what time it is (tests inject both).
+    ///   - expectsJSON: whether a 2xx body that is not JSON is a broken answer worth retrying.
     ///   - transport: how one attempt is sent; libcurl unless a test hands in its own.
     public init(
         timeout: TimeInterval = 30, retry: RetryPolicy = .init(), userAgent: String,
         maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes,
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = HTTPClient.realSleep,
-        now: @escaping @Sendable () -> Date = Date.init,
+        now: @escaping @Sendable () -> Date = Date.init, expectsJSON: Bool = true,
         transport: HTTPTransport? = nil
     ) {
+        self.expectsJSON = expectsJSON
         self.timeout = timeout
         self.retry = retry
         self.userAgent = userAgent
         self.maxBodyBytes = max(1, maxBodyBytes)
         self.sleep = sleep
         self.now = now
-        self.transport = transport ?? CurlTransport.shared.transport
+        // Connections are the client's own, as a URLSession's were: a new client starts on new ones.
+        self.transport = transport ?? CurlTransport().transport
     }
 
     /// GET with retries; returns only 2xx responses with a plausible JSON body.
@@ -109,7 +114,9 @@ public final class HTTPClient: Sendable {
         let limit = max(1, maxBodyBytes ?? self.maxBodyBytes)
         let secret = Self.apiKey(in: url)
         let shownURL = Self.redacted(url)
-        let headers = [(name: "User-Agent", value: userAgent), (name: "Accept", value: "application/json")]
+        let headers = [
+            (name: "User-Agent", value: userAgent), (name: "Accept", value: expectsJSON ? "application/json" : "*/*")
+        ]
 
         var number = 0
         // Time used so far: attempts as measured plus waits as asked for (so an injected
@@ -202,7 +209,7 @@ public final class HTTPClient: Sendable {
             let result: Result<HTTPResponse, FetchError>
             switch status {
             case 200..<300:
-                if let problem = Self.bodyProblem(response) {
+                if let problem = Self.bodyProblem(response, json: expectsJSON) {
                     result = .failure(.invalidBody(problem))
                 } else {
                     result = .success(response)

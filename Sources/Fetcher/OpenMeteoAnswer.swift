@@ -12,11 +12,12 @@ import WxCore
 extension HTTPClient {
     /// A cheap plausibility check, not a parse: decoding is the caller's job, but broken bodies
     /// that a retry can fix must be caught here, where retries happen.
-    static func bodyProblem(_ r: HTTPResponse) -> String? {
+    static func bodyProblem(_ r: HTTPResponse, json: Bool = true) -> String? {
         if let declared = r.headers["content-length"].flatMap(Int.init), declared != r.body.count {
             return "the body was cut off (\(r.body.count) of \(declared) bytes)"
         }
         if r.body.isEmpty { return "the body is empty" }
+        if !json { return nil }
         if let type = r.headers["content-type"], !type.lowercased().contains("json") {
             return "expected JSON but got \(type)"
         }

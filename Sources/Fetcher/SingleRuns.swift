@@ -346,6 +346,18 @@ public final class SingleRunBackfill {
                 {
                     throw BackfillRefusal(text: problem + "; not stored")
                 }
+                // An answer for another run (hours shifted by days, another run's window) must not be
+                // stored as this one: the run's hours start at local midnight of its day, within the
+                // day before its initialisation, and reach past it.
+                let hours = decoded.models.flatMap(\.hourlyTimes)
+                if let first = hours.min(), let last = hours.max(),
+                    first > run.time || first <= run.time - 86400 || last < run.time
+                {
+                    throw BackfillRefusal(
+                        text:
+                            "the answer's hours run from \(CivilTime.isoUTC(first)) to \(CivilTime.isoUTC(last)), which is not the window of run \(RunArchive.runName(run.time)) (it starts within the day before the run); not stored"
+                    )
+                }
                 // The run's hours only: a `current` block is no observation of this past run's time.
                 var forecast = decoded
                 forecast.current = nil

@@ -131,7 +131,8 @@ public enum Compare {
         }
         let models = try chooseModels(store, location: location, requested: options.models)
         for model in models { try QuerySupport.requireRuns(store, location: location, model: model) }
-        let source = try ObservationSources.resolve(store, location: location, requested: options.source)
+        let source = try ObservationSources.resolve(
+            store, location: location, requested: options.source, models: models)
         let quantity = variable.quantity
         let units = options.units
 
@@ -210,7 +211,7 @@ public enum Compare {
                     "no valid hour has forecasts from both \(models[0]) and \(models[1]) and an observation\(options.range.phrase.isEmpty ? "" : " " + options.range.phrase)"
             )
         }
-        var notes: [String] = []
+        var notes: [String] = SourceNames.modelDerivedNote(source).map { [$0] } ?? []
         let fallen = rows.filter { $0.test.horizonUsed == 1 && $0.test.horizon > 1 }
         if !fallen.isEmpty {
             notes.append(

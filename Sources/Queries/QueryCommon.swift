@@ -93,18 +93,23 @@ public struct TimeRange: Sendable, Equatable {
 
 /// Observation sources: which ones a location has, and which is best.
 public enum ObservationSources {
-    /// The location's sources, best first: any imported source (a station CSV) before `era5`,
-    /// before `analysis`, before `current`; imported sources with more hours first.
+    /// The location's sources, best first: measurements (any imported source, a station file)
+    /// before model output: `era5`, then the analyses (`analysis:<model>`), then `current`.
     public static func ranked(_ store: Store, locationID: Int64) throws -> [String] {
         try store.observationSources(locationID: locationID)
     }
 
     /// `requested` when the location has it; else the best-ranked source that pairs with the
-    /// forecasts asked for (`pairing`), else the best-ranked one. Throws when there is none.
-    public static func resolve(_ store: Store, location: Location, requested: String?, pairing: Pairing? = nil) throws
-        -> String
-    {
-        let sources = try ranked(store, locationID: location.id)
+    /// forecasts asked for (`pairing`), else the best-ranked one; by default never the analysis of one
+    /// of `models` (the models compared: a model is not scored against its own output). Throws when there is none.
+    public static func resolve(
+        _ store: Store, location: Location, requested: String?, pairing: Pairing? = nil, models: [String] = []
+    ) throws -> String {
+        let stored = try ranked(store, locationID: location.id)
+        let sources =
+            requested != nil
+            ? stored
+            : stored.filter { source in !models.contains { SourceNames.isOwnAnalysis(source: source, model: $0) } }
         if let requested {
             guard sources.contains(requested) else {
                 throw QueryError.noObservations(location: location.name, source: requested, available: sources)
@@ -112,7 +117,15 @@ public enum ObservationSources {
             return requested
         }
         guard let best = sources.first else {
-            throw QueryError.noObservations(location: location.name, source: nil, available: [])
+            guard stored.isEmpty else {
+                throw QueryError.noPairs(
+                    location: location.name, variable: pairing?.variable.name ?? "forecast",
+                    source: stored.joined(separator: ", "),
+                    detail:
+                        "those are the analyses of the models asked about, and a model is not scored against its own output"
+                )
+            }
+            throw QueryError.noObservations(location: location.name, source: nil, available: stored)
         }
         if let pairing {
             for source in sources where try pairing.pairs(store, locationID: location.id, source: source) {

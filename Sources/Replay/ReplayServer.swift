@@ -53,6 +53,9 @@ public final class ReplayServer: @unchecked Sendable {
         case farGridPoint(latitude: Double, longitude: Double)
         /// Every element's `timezone` replaced by a name of this many characters.
         case hugeTimezone(length: Int)
+        /// A Single Runs answer with the window of the run this many seconds from the one asked
+        /// for (an archive that answers with another run's hours).
+        case otherRun(seconds: Int)
         /// 200 with `Transfer-Encoding: chunked` and a body that never ends (until the client
         /// hangs up, or after `endlessBodyCap` bytes as a safety net for the server).
         case endlessBody
@@ -460,6 +463,9 @@ public final class ReplayServer: @unchecked Sendable {
             if comps.count == 4, comps[0] == "data", comps[2] == "static", comps[3] == "meta.json" {
                 return meta(model: String(comps[1]))
             }
+            if let station = StationArchives.answer(path: path, query: { query[$0] }) {
+                return Response(status: station.status, contentType: station.contentType, body: station.body)
+            }
             return Response(status: 404, body: Self.errorBody("Not found"))
         }
     }
@@ -588,6 +594,9 @@ public final class ReplayServer: @unchecked Sendable {
             }
         }
         let query = q["forecast_days"] == nil ? q.setting("forecast_days", to: "16") : q
+        if case .otherRun(let seconds)? = rewrite {
+            return locations(api: .forecast, query: query, singleRun: run + seconds)
+        }
         return locations(api: .forecast, query: query, rewrite: rewrite, singleRun: run)
     }
 
@@ -831,7 +840,7 @@ extension ReplayServer.Fault {
     /// Faults that serve the normal answer with its content changed.
     var isRewrite: Bool {
         switch self {
-        case .swappedOrder, .wrongLocationID, .farGridPoint, .hugeTimezone: return true
+        case .swappedOrder, .wrongLocationID, .farGridPoint, .hugeTimezone, .otherRun: return true
         default: return false
         }
     }

@@ -559,6 +559,8 @@ enum Synth {
 
         // Time range: forecast = local 00:00 today − past_days, forecast_days × 24 hours (or an
         // explicit start/end date); archive = start_date … end_date, both inclusive.
+        // Open-Meteo reads data under the offset truncated to whole hours (+05:45 reads as +05:00).
+        let readOffset = (zone.offset / 3600) * 3600
         let firstDay: Int, dayCount: Int
         if let start = q["start_date"], let end = q["end_date"] {
             guard let a = Civil.parseDate(start), let b = Civil.parseDate(end), b >= a else {
@@ -584,12 +586,12 @@ enum Synth {
             guard (0...92).contains(past) else {
                 throw APIError(status: 400, reason: "Past days is invalid. Allowed range 0 to 92. Given \(past).")
             }
-            let localNow = Int(context.now.timeIntervalSince1970.rounded(.down)) + zone.offset
+            let localNow = Int(context.now.timeIntervalSince1970.rounded(.down)) + readOffset
             firstDay = Int((Double(localNow) / 86400).rounded(.down)) - past
             dayCount = past + days
         }
-        // Local midnight of the first day, as a true UTC instant under the fixed offset.
-        let start = firstDay * 86400 - zone.offset
+        // Local midnight of the first day under the read offset: the whole UTC hour the data is read at.
+        let start = firstDay * 86400 - readOffset
 
         let models = q.list("models").isEmpty ? ["best_match"] : q.list("models")
         let suffix = models.count > 1
@@ -611,9 +613,13 @@ enum Synth {
             ",\"timezone_abbreviation\":\(JSONText.quote(zone.abbreviation)),\"elevation\":\(JSONText.plain(elevation))"
         if index != 0 { o += ",\"location_id\":\(index)" }
 
-        func timeValue(_ t: Int, daily: Bool) -> String {
-            if !iso { return String(t) }
-            return JSONText.quote(daily ? Civil.dayString(t + zone.offset) : Civil.minuteString(t + zone.offset))
+        // `t` is the instant read; the label is the local hour under the read offset (Open-Meteo's
+        // `hourlyDisplay`), and a unixtime stamp is that label less the actual offset. `current` (a
+        // true instant, `read: false`) is labelled with the actual offset.
+        func timeValue(_ t: Int, daily: Bool, read: Bool = true) -> String {
+            let label = t + (read ? readOffset : zone.offset)
+            if !iso { return String(label - zone.offset) }
+            return JSONText.quote(daily ? Civil.dayString(label) : Civil.minuteString(label))
         }
         let timeUnit = iso ? "\"iso8601\"" : "\"unixtime\""
 
@@ -628,7 +634,7 @@ enum Synth {
             for (name, c) in columns {
                 o += ",\(JSONText.quote(name)):\(JSONText.quote(Variables.unitOverride(name) ?? c.unit(units)))"
             }
-            o += "},\"current\":{\"time\":\(timeValue(t, daily: false)),\"interval\":900"
+            o += "},\"current\":{\"time\":\(timeValue(t, daily: false, read: false)),\"interval\":900"
             for (name, c) in columns {
                 o +=
                     ",\(JSONText.quote(name)):\(JSONText.number(c.convert(c.value(sample), units), decimals: c.decimals(units)))"
@@ -713,7 +719,8 @@ enum Synth {
                         let dayStart = start + day * 86400
                         switch d {
                         case .sunrise, .sunset:
-                            let (rise, set) = f.sunTimes(dayStart: dayStart, offset: zone.offset)
+                            let (rise, set) = f.sunTimes(
+                                dayStart: dayStart + readOffset - zone.offset, offset: zone.offset)
                             let v = d.isSunrise ? rise : set
                             return iso ? JSONText.quote(Civil.minuteString(v + zone.offset)) : String(v)
                         case .column(let kind, let fn):

@@ -105,22 +105,40 @@ extension Store {
                 start = end
                 // Many responses' past hours overlap (an archive imported with a later --fetched-at
                 // writes them again file after file): the sums of the pairs at those hours are kept
-                // once for the chunk over the span of all of them, not once per response.
-                let spans = made.compactMap { analysisHours($0.made.response, fetch: $0.made.fetch) }
-                guard keepsSums, sumsKeptOutside == nil, made.count > 1,
-                    let from = spans.map(\.lowerBound).min(), let through = spans.map(\.upperBound).max()
-                else {
+                // once for the chunk over the span of all of them, not once per response (one span
+                // per model's analysis source).
+                var spans: [String: ClosedRange<Int64>] = [:]
+                for (_, (response, fetch)) in made {
+                    for (source, hours) in analysisHours(response, fetch: fetch) {
+                        let known = spans[source]
+                        spans[source] =
+                            min(
+                                known?.lowerBound ?? .max, hours.lowerBound)...max(
+                                known?.upperBound ?? .min, hours.upperBound)
+                    }
+                }
+                guard keepsSums, sumsKeptOutside.isEmpty, made.count > 1, !spans.isEmpty else {
                     try storeEach()
                     continue
                 }
-                let kept = ObservationSpan(location: location.id, source: "analysis", from: from, through: through)
-                try keepingSums(
-                    .observations(location: kept.location, source: kept.source, from: from, through: through)
-                ) {
-                    sumsKeptOutside = kept
-                    defer { sumsKeptOutside = nil }
-                    try storeEach()
+                let kept = spans.sorted { $0.key < $1.key }.map {
+                    ObservationSpan(
+                        location: location.id, source: $0.key, from: $0.value.lowerBound, through: $0.value.upperBound)
                 }
+                func keep(_ index: Int) throws {
+                    guard index < kept.count else {
+                        sumsKeptOutside = kept
+                        defer { sumsKeptOutside = [] }
+                        try storeEach()
+                        return
+                    }
+                    let span = kept[index]
+                    try keepingSums(
+                        .observations(
+                            location: span.location, source: span.source, from: span.from, through: span.through)
+                    ) { try keep(index + 1) }
+                }
+                try keep(0)
             }
             return outcomes
         }
@@ -130,13 +148,17 @@ extension Store {
     /// forecasts, and few enough chunks that keeping the sums per chunk costs little.
     static let storeAllChunk = 64
 
-    /// The first and last hour a response stores as `analysis` observations, if any.
-    func analysisHours(_ response: ForecastResponse, fetch: FetchRecord) -> ClosedRange<Int64>? {
-        guard fetch.recordAnalysis, let first = response.models.first else { return nil }
+    /// The first and last hour a response stores as analysis observations, by source (one per model).
+    func analysisHours(_ response: ForecastResponse, fetch: FetchRecord) -> [String: ClosedRange<Int64>] {
+        guard fetch.recordAnalysis else { return [:] }
         let through = analysisThrough(response, fetch: fetch)
-        let hours = first.hourlyTimes.filter { $0 <= through }
-        guard let low = hours.min(), let high = hours.max() else { return nil }
-        return low...high
+        var spans: [String: ClosedRange<Int64>] = [:]
+        for model in response.models {
+            let hours = model.hourlyTimes.filter { $0 <= through }
+            guard let low = hours.min(), let high = hours.max() else { continue }
+            spans[SourceNames.analysis(of: model.model)] = low...high
+        }
+        return spans
     }
 
     /// The last hour of a response that is stored as an observation: the past is what was past for
@@ -161,10 +183,14 @@ extension Store {
                 locationID: location.id, source: "current", time: current.time,
                 values: current.values, recordedAt: fetch.fetchedAt)
         }
-        if fetch.recordAnalysis, let first = response.models.first {
+        if fetch.recordAnalysis {
+            // Each model's past hours are its own source: a model is never the truth it is scored against.
             let through = analysisThrough(response, fetch: fetch)
-            try upsertObservations(
-                first, through: through, locationID: location.id, source: "analysis", recordedAt: fetch.fetchedAt)
+            for model in response.models {
+                try upsertObservations(
+                    model, through: through, locationID: location.id, source: SourceNames.analysis(of: model.model),
+                    recordedAt: fetch.fetchedAt)
+            }
         }
         return outcomes
     }
@@ -214,6 +240,9 @@ extension Store {
                         [.integer(fetch.fetchedAt), .integer(fetch.fetchedAt), .integer(runID)])
                 }
             }
+            if let modelRun = fetch.issuedAt[forecast.model] {
+                try correctIssueTime(runID, to: modelRun, origin: fetch.origin)
+            }
         } else {
             let modelRun = fetch.issuedAt[forecast.model]
             try db.run(
@@ -249,6 +278,24 @@ extension Store {
             kind: kind, model: forecast.model, runID: runID,
             hours: forecast.hourlyTimes.count, days: forecast.dailyDates.count,
             addedHours: added, continued: continued)
+    }
+
+    /// Gives a stored run measured from its first fetch the initialisation time a better source
+    /// (model metadata, the Single Runs API, `import --issued-at`) now names for the same content,
+    /// moving its pairs' sums with every lead. A time after the run's first fetch cannot be its
+    /// initialisation and is not taken; a known issue time is never replaced.
+    func correctIssueTime(_ runID: Int64, to modelRun: Int64, origin: FetchOrigin) throws {
+        guard
+            let run = try db.firstRow(
+                "SELECT issued_at_source, fetched_at FROM forecast_runs WHERE id = ?", [.integer(runID)],
+                { (source: $0.string(0), fetchedAt: $0.int64(1)) }),
+            run.source == "first_fetch", modelRun <= run.fetchedAt
+        else { return }
+        try keepingSums(.run(runID, validTimes: nil)) {
+            try db.run(
+                "UPDATE forecast_runs SET issued_at = ?, issued_at_source = ? WHERE id = ?",
+                [.integer(modelRun), .text(origin == .singleRun ? "single_run" : "model_run"), .integer(runID)])
+        }
     }
 
     /// The initialisation times of the location's stored runs of `model` issued in `from..<to`
@@ -574,9 +621,11 @@ extension Store {
         // sums of these hours itself (`storeAll`), nothing is to be done here.
         let keptOutside =
             rows.isEmpty
-            || sumsKeptOutside?.covers(
-                location: locationID, source: source, from: rows.map(\.time).min()!, through: rows.map(\.time).max()!)
-                == true
+            || sumsKeptOutside.contains {
+                $0.covers(
+                    location: locationID, source: source, from: rows.map(\.time).min()!,
+                    through: rows.map(\.time).max()!)
+            }
         let changed =
             try keepsSums && !keptOutside
             ? rows.filter {

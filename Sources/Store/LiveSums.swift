@@ -442,7 +442,7 @@ struct PairSummer {
     let store: Store
     let timezone: String
     /// Pairs left out: an enclosing write keeps their sums (`Store.sumsKeptOutside`).
-    let keptOutside: ObservationSpan?
+    let keptOutside: [ObservationSpan]
     var days: [Int64: (date: String, start: Int64, end: Int64)] = [:]
     var lastDay: (date: String, start: Int64, end: Int64)?
     struct ReferenceKey: Hashable {
@@ -539,9 +539,11 @@ struct PairSummer {
     ) throws {
         guard let bucket = LeadBuckets.bucket(forLeadHours: Double(valid - issued) / 3600) else { return }
         let sourceName = names[source]
-        if let keptOutside,
-            keptOutside.contains(location: location, source: sourceName, issuedAt: issued, validTime: valid)
-        {
+        // A model's own past hours are not a truth to score it against.
+        if SourceNames.isOwnAnalysis(source: sourceName, model: names[model]) { return }
+        if keptOutside.contains(where: {
+            $0.contains(location: location, source: sourceName, issuedAt: issued, validTime: valid)
+        }) {
             return
         }
         let day = day(valid)

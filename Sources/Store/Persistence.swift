@@ -5,8 +5,8 @@ extension Store {
     /// The persistence reference of every issue time of the location's runs (of `model`, when
     /// given): the value of `observed` in the latest observation from `source` at or before the issue
     /// time and less than an hour before it, which the skill score carries forward to every lead.
-    /// Observations sit on the location's whole local hours, which at offsets such as +05:45 or
-    /// −03:30 are not whole UTC hours, so the reference is looked up, not computed. Issue times
+    /// Issue times need not be whole hours (a run measured from its first fetch) and station
+    /// observations need not be hourly, so the reference is looked up, not computed. Issue times
     /// without one are absent.
     public func persistenceReferences(locationID: Int64, source: String, observed: Variable, model: String?) throws
         -> [Int64: Double]

@@ -55,13 +55,16 @@ extension Store {
         }
     }
 
-    /// The location's observation sources, best first: any imported source (a station CSV) before
-    /// `era5`, before `analysis`, before `current`; imported sources with more hours first.
+    /// The location's observation sources, best first: measurements (any imported source: a station
+    /// file, an official station's `metar:`, `isd:`, `ghcnh:` or `meteostat:` source) before model
+    /// output: `era5`, then the models' analyses (`analysis:<model>`), then `current`; within each,
+    /// sources with more hours first.
     public func observationSources(locationID: Int64) throws -> [String] {
         try db.rows(
             """
             SELECT source FROM observations WHERE location_id = ? GROUP BY source
-            ORDER BY CASE source WHEN 'era5' THEN 1 WHEN 'analysis' THEN 2 WHEN 'current' THEN 3 ELSE 0 END,
+            ORDER BY CASE WHEN source = 'era5' THEN 1 WHEN source = 'analysis' OR source GLOB 'analysis:*' THEN 2
+                          WHEN source = 'current' THEN 3 ELSE 0 END,
                      count(*) DESC, source
             """, [.integer(locationID)]
         ) { $0.string(0) }

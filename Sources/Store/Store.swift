@@ -24,7 +24,7 @@ public final class Store {
     /// inside a bulk write that keeps them for its whole scope itself.
     var keepsSums = true
     /// Pairs whose sums an enclosing write keeps itself (`storeAll`): every other write's sums leave them out.
-    var sumsKeptOutside: ObservationSpan?
+    var sumsKeptOutside: [ObservationSpan] = []
 
     /// Why a database could not be opened, said so a user knows what to do.
     public enum OpenError: Error, CustomStringConvertible {
@@ -147,6 +147,7 @@ public final class Store {
             try db.execute("PRAGMA synchronous = NORMAL")
             try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970))
             try Store(db: db).rebuildPendingSums()
+            try Store(db: db).finishMigration0012()
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)
         } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {

@@ -33,6 +33,11 @@ let usage = """
                                    (WXDB_SINGLE_RUNS_URL=BASE/single-runs/v1/forecast)
       /data/<domain>/static/meta.json  model run metadata (WXDB_META_URL=BASE/data)
       /v1/archive, /v1/search      observed weather (ERA5-like) and geocoding
+      /cgi-bin/request/asos.py     IEM's METAR archive (WXDB_IEM_ASOS_URL=BASE/cgi-bin/request/asos.py)
+      /pub/data/noaa/isd-lite/Y/ID-Y.gz, /pub/data/noaa/isd-history.csv
+                                   ISD-Lite station-years and the station list (WXDB_ISD_LITE_URL=
+                                   BASE/pub/data/noaa/isd-lite, WXDB_ISD_HISTORY_URL=BASE/pub/data/noaa/isd-history.csv);
+                                   a few real stations (EDDH, EDDB, KDSM ...), synthetic values
 
     Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
     /_control/stats (requests per path), /_control/reset, /_control/meta?model=&init=,

@@ -14,10 +14,10 @@ struct PersistenceOffsetTests {
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
-        let issued = utcMidnight(2026, 7, 20) + 12 * 3600
-        // The location's whole local hours: the last one at or before the issue time.
-        let a = issued - Int64(((Int(issued) + offset) % 3600 + 3600) % 3600)
-        #expect(a < issued && a > issued - 3600)
+        // Open-Meteo reads whole UTC hours at any offset (issue 25 §2): the reference of a run
+        // measured from a fetch 20 minutes past the hour is the observation on that hour.
+        let a = utcMidnight(2026, 7, 20) + 12 * 3600
+        let issued = a + 1200
         let observed: [Double] = [10.0, 11.0, 12.5, 9.0, 10.5]  // at a, a+1h, ..., a+4h
         let forecast: [Double] = [10.2, 11.5, 12.0, 9.5, 11.5]
         var csv = "time,temperature_2m\n"
@@ -26,7 +26,10 @@ struct PersistenceOffsetTests {
         for (k, value) in observed.enumerated() { csv += "\(CivilTime.isoUTC(a + Int64(k) * 3600)),\(value)\n" }
         let csvPath = try box.write("station.csv", csv)
         #expect(await box.run("observe", "import", csvPath, "--location", "Here", "--source", "station").code == 0)
-        let response = TestResponse(offset: offset, start: a, hours: 5, temperature: { forecast[Int(($0 - a) / 3600)] })
+        // Unix stamps as Open-Meteo prints them: the label less the actual offset, off the hour.
+        let printed = a - Int64(offset - (offset / 3600) * 3600)
+        let response = TestResponse(
+            offset: offset, start: printed, hours: 5, temperature: { forecast[Int(($0 - printed) / 3600)] })
         let path = try box.write("run.json", response.json())
         #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(issued)).code == 0)
 

@@ -75,13 +75,14 @@ struct IngestTests {
         #expect(first.code == 0, "\(first.stderrText)")
         #expect(replay.forecastRequests.count == 1)
         #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 3)
-        // Toronto's 2026-03-08T02:00 (fixed EST offset) is 07:00Z; Adelaide's first label 00:00 +09:30 is 14:30Z the day before.
+        // Toronto's 2026-03-08T02:00 (fixed EST offset) is 07:00Z; Adelaide's first label 00:00 +09:30 was read
+        // at 15:00Z the day before (Open-Meteo reads under +09:00 and labels with +09:30).
         let toronto0700 = Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)
         #expect(
             try replay.scalar(
                 "SELECT count(*) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Toronto' AND h.valid_time = \(toronto0700)"
             ) == 1)
-        let adelaideFirst = Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 14 * 3600 + 1800)
+        let adelaideFirst = Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 15 * 3600)
         #expect(
             try replay.scalar(
                 "SELECT min(h.valid_time) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Adelaide'"

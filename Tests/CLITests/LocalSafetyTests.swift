@@ -387,9 +387,11 @@ struct LocalSafetyTests {
         let current = try #require(response.current?.time)
         let future = CivilTime.parseLabel("2099-01-01")!
         _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: future, origin: .import))
-        let latest = try store.db.scalarInt("SELECT max(time) FROM observations WHERE source = 'analysis'") ?? 0
+        let latest =
+            try store.db.scalarInt("SELECT max(time) FROM observations WHERE source = 'analysis:best_match'") ?? 0
         #expect(latest <= current)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM observations WHERE source = 'analysis'") ?? 0 > 0)
+        #expect(
+            try store.db.scalarInt("SELECT count(*) FROM observations WHERE source = 'analysis:best_match'") ?? 0 > 0)
     }
 
     @Test("observe import reads /dev/stdin and other pipes")

@@ -57,7 +57,7 @@ struct ObservationHistoryTests {
         #expect(await box.run("import", fixture, "--location", "Here", "--fetched-at", "2026-07-26T21:00Z").code == 0)
         #expect(await box.run("import", olderPath, "--location", "Here", "--fetched-at", "2026-07-26T20:00Z").code == 0)
         // The first label, 2026-07-26T00:00 at +02:00, is in the past of both fetches.
-        let analysis = try await column(box, "temperature_2m", source: "analysis")
+        let analysis = try await column(box, "temperature_2m", source: "analysis:best_match")
         #expect(analysis["2026-07-25T22:00:00Z"] == "18.7")
         // Hours after a fetch are forecasts, not observations of anything.
         #expect(analysis["2026-07-26T22:00:00Z"] == nil)

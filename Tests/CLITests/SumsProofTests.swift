@@ -134,7 +134,7 @@ struct SumsProofTests {
         for variable in Store.summedVariables {
             for grouping in VerifyGrouping.allCases {
                 for units in UnitSystem.allCases {
-                    for source in ["station", "analysis", "era5"] {
+                    for source in ["station", "analysis:m1", "era5"] {
                         for range in ranges {
                             let thresholds = variable.hasEvent || variable.isProbability ? [0.1, 0.5] : [0.1]
                             for threshold in thresholds {
@@ -293,7 +293,7 @@ struct SumsProofTests {
             pairs.pairsOnly = true
             let both = (try Self.answer(store, location, options), try Self.answer(store, location, pairs))
             Self.expectSame(both.0, both.1, options)
-            if case .success = both.0, options.source == "analysis" { answered += 1 }
+            if case .success = both.0, options.source == "analysis:m1" { answered += 1 }
         }
         #expect(answered > 50)
         let deep = await box.run("doctor", "--deep")

@@ -132,13 +132,14 @@ struct DecoderTests {
         }
     }
 
-    @Test("a half-hour offset shifts labels by the offset")
+    @Test("at a half-hour offset the labels carry the offset, the values are read at whole UTC hours")
     func halfHourOffset() throws {
         let response = try ForecastDecoder.decodeSingle(
             try fixture("forecast-hourly-halfhour-offset-adelaide.json"), defaultModel: "best_match")
         let first = try #require(response.models.first?.hourlyTimes.first)
-        // 2026-07-16T00:00 at +09:30 is 2026-07-15T14:30Z.
-        #expect(first == Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 14 * 3600 + 1800))
+        // 2026-07-16T00:00 at +09:30 was read under +09:00 (Open-Meteo's `getTimerange2`): 2026-07-15T15:00Z.
+        #expect(first == Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 15 * 3600))
+        #expect(response.models[0].hourlyTimes.allSatisfy { $0 % 3600 == 0 })
     }
 
     @Test(

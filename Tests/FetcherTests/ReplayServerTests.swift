@@ -423,3 +423,44 @@ enum ReplayProcess {
         return nil
     }()
 }
+
+/// Issue 25 §2: the replay server reads whole UTC hours at any offset, like Open-Meteo.
+@Suite("ReplayServer at offsets that are not whole hours")
+struct ReplayWholeHourTests {
+    @Test(
+        "a value labelled under a +05:45 or −03:30 zone is the one read at the whole UTC hour",
+        arguments: ["Asia/Kathmandu", "America/St_Johns", "Australia/Adelaide"])
+    func readsWholeHours(_ zone: String) async throws {
+        let server = try Support.server()
+        defer { server.stop() }
+        func hourly(_ timezone: String) async throws -> (offset: Int, times: [Int], values: [Double]) {
+            let body = try await Support.client(attempts: 1).get(
+                Support.url(
+                    server,
+                    "/v1/forecast?latitude=27.7&longitude=85.3&hourly=temperature_2m&past_days=1&forecast_days=2&timeformat=unixtime&timezone="
+                        + timezone)
+            ).body
+            let object = try #require(try Support.json(body) as? [String: Any])
+            let hourly = try #require(object["hourly"] as? [String: [Any]])
+            return (
+                try #require(object["utc_offset_seconds"] as? Int), try #require(hourly["time"] as? [Int]),
+                try #require(hourly["temperature_2m"] as? [Double])
+            )
+        }
+        let local = try await hourly(zone)
+        let utc = try await hourly("GMT")
+        let fraction = local.offset - (local.offset / 3600) * 3600
+        #expect(fraction != 0)
+        // Stamps are printed as the label less the actual offset (off the hour), as Open-Meteo does.
+        #expect(local.times.allSatisfy { ($0 + local.offset) % 3600 == 0 })
+        var byInstant: [Int: Double] = [:]
+        for (t, v) in zip(utc.times, utc.values) { byInstant[t] = v }
+        var compared = 0
+        for (stamp, value) in zip(local.times, local.values) {
+            guard let same = byInstant[stamp + fraction] else { continue }
+            #expect(value == same, "at \(stamp + fraction)")
+            compared += 1
+        }
+        #expect(compared > 24)
+    }
+}
