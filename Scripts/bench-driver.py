@@ -743,6 +743,7 @@ def main():
     ap.add_argument("--baseline-wxdb", help="a release wxdb of an earlier commit, for the lean rows")
     ap.add_argument("--baseline-rev", default="?", help="the commit --baseline-wxdb was built from")
     ap.add_argument("--static-wxdb", help="the self-contained binary of Scripts/package, for the lean rows")
+    ap.add_argument("--lean-locations", type=int, help="locations in the lean rows' ingest cycle (20 quick, 200 full)")
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = ap.parse_args()
     started = time.time()

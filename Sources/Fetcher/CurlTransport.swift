@@ -13,6 +13,7 @@
 //   body limit counts the *decoded* bytes in the write callback, as they are decoded: a 2 MB gzip
 //   that unpacks to 2 GB stops at the limit, never held whole.
 // - Only http and https: a base URL of `file://` or `ftp://` is refused, not fetched.
+// - libcurl is opened (dlopen) at the first transfer, not linked: see Sources/CCurl/shim.h.
 import CCurl
 import FoundationEssentials
 import Synchronization
@@ -34,7 +35,7 @@ public final class CurlTransport: Sendable {
     public init() {}
 
     deinit {
-        for handle in idle.withLock({ $0 }) { curl_easy_cleanup(handle.pointer) }
+        for handle in idle.withLock({ $0 }) { wxdb_curl_easy_cleanup(handle.pointer) }
     }
 
     /// This transport as the plain function `HTTPClient` takes.
@@ -57,22 +58,25 @@ public final class CurlTransport: Sendable {
     }
 
     private func take() -> UnsafeMutableRawPointer? {
-        idle.withLock { $0.popLast()?.pointer } ?? curl_easy_init()
+        idle.withLock { $0.popLast()?.pointer } ?? wxdb_curl_easy_init()
     }
 
     private func giveBack(_ handle: UnsafeMutableRawPointer) {
         // Reset drops every option (and so every pointer into this transfer) but keeps the connections.
-        curl_easy_reset(handle)
+        wxdb_curl_easy_reset(handle)
         let kept = idle.withLock { list -> Bool in
             guard list.count < Self.maxIdle else { return false }
             list.append(EasyHandle(pointer: handle))
             return true
         }
-        if !kept { curl_easy_cleanup(handle) }
+        if !kept { wxdb_curl_easy_cleanup(handle) }
     }
 
     /// One blocking transfer, on the worker thread.
     private func perform(_ transfer: Transfer) -> Result<HTTPResponse, FetchError> {
+        guard wxdb_curl_available() != 0 else {
+            return .failure(.transport("libcurl is not installed (Debian: apt-get install libcurl4)"))
+        }
         guard Self.initialized else { return .failure(.transport("libcurl could not be initialised")) }
         if transfer.cancelled.load(ordering: .relaxed) { return .failure(.transport("the request was cancelled")) }
         guard let handle = take() else { return .failure(.transport("libcurl could not start a transfer")) }
@@ -81,8 +85,8 @@ public final class CurlTransport: Sendable {
         let request = transfer.request
 
         var headerList: UnsafeMutablePointer<curl_slist>?
-        for header in request.headers { headerList = curl_slist_append(headerList, "\(header.name): \(header.value)") }
-        defer { curl_slist_free_all(headerList) }
+        for header in request.headers { headerList = wxdb_curl_slist_append(headerList, "\(header.name): \(header.value)") }
+        defer { wxdb_curl_slist_free_all(headerList) }
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
 
         let code = errorText.withUnsafeMutableBufferPointer { errors -> CURLcode in
@@ -104,7 +108,7 @@ public final class CurlTransport: Sendable {
                 _ = wxdb_curl_set_xferinfo(handle, curlProgress)
                 _ = wxdb_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
                 _ = wxdb_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
-                return curl_easy_perform(handle)
+                return wxdb_curl_easy_perform(handle)
             }
         }
         let detail = errorText.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -199,7 +203,7 @@ private final class Transfer: @unchecked Sendable {
         case CURLE_UNSUPPORTED_PROTOCOL:
             return .failure(.transport("only http and https URLs can be fetched"))
         default:
-            let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            let text = detail.isEmpty ? String(cString: wxdb_curl_easy_strerror(code)) : detail
             return .failure(.transport("\(HTTPClient.scrub(text)) (curl error \(code.rawValue))"))
         }
     }
