@@ -85,7 +85,9 @@ public final class CurlTransport: Sendable {
         let request = transfer.request
 
         var headerList: UnsafeMutablePointer<curl_slist>?
-        for header in request.headers { headerList = wxdb_curl_slist_append(headerList, "\(header.name): \(header.value)") }
+        for header in request.headers {
+            headerList = wxdb_curl_slist_append(headerList, "\(header.name): \(header.value)")
+        }
         defer { wxdb_curl_slist_free_all(headerList) }
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
 
