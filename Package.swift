@@ -3,7 +3,7 @@ import PackageDescription
 
 // The folders say what each part is: SQLite (the only code that touches the C API), Core (domain
 // types, JSON, the Open-Meteo decoder, CSV), Store (schema, migrations, repository), Fetcher (HTTP
-// client, batching, geocoding), Queries (verification and exports), CLI (commands), Replay (the
+// client over libcurl, batching, geocoding), Queries (verification and exports), CLI (commands), Replay (the
 // local test server). `wxdb` itself is a thin executable over CLI.
 let package = Package(
     name: "wxdb",
@@ -11,7 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "wxdb", targets: ["wxdb"]),
-        .executable(name: "wxdb-replay", targets: ["wxdb-replay"]),
+        .executable(name: "wxdb-replay", targets: ["wxdb-replay"])
     ],
     targets: [
         .systemLibrary(
@@ -19,6 +19,11 @@ let package = Package(
             path: "Sources/CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
         .systemLibrary(
             name: "CZlib",
@@ -31,7 +36,7 @@ let package = Package(
         // zlib only for their gzip downloads.
         .target(name: "WxStations", dependencies: ["WxCore", "CZlib"], path: "Sources/Stations"),
         .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
-        .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore"], path: "Sources/Fetcher"),
+        .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "CCurl"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(name: "WxCharts", path: "Sources/Charts"),
@@ -48,11 +53,15 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite", "TestSupport"]),
         .testTarget(name: "CoreTests", dependencies: ["WxCore", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore", "TestSupport"]),
-        .testTarget(name: "FetcherTests", dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
+        .testTarget(
+            name: "FetcherTests",
+            dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
-        .testTarget(name: "CLITests", dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"]),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"])
     ],
     swiftLanguageModes: [.v6]
 )

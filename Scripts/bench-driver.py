@@ -30,6 +30,7 @@ SCRIPTS = os.path.join(ROOT, "Scripts")
 sys.path.insert(0, SCRIPTS)
 gen = __import__("bench-gen")
 scale = __import__("bench-scale")
+lean = __import__("bench-lean")
 
 PY = sys.executable
 # GNU time forks the command from its own small process and reports that child's peak RSS.
@@ -751,7 +752,11 @@ def main():
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,scale")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,lean,scale")
+    ap.add_argument("--baseline-wxdb", help="a release wxdb of an earlier commit, for the lean rows")
+    ap.add_argument("--baseline-rev", default="?", help="the commit --baseline-wxdb was built from")
+    ap.add_argument("--static-wxdb", help="the self-contained binary of Scripts/package, for the lean rows")
+    ap.add_argument("--lean-locations", type=int, help="locations in the lean rows' ingest cycle (20 quick, 200 full)")
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = ap.parse_args()
     started = time.time()
@@ -773,6 +778,10 @@ def main():
         b.html_report()
     if "stations" in only:
         b.stations()
+    if "lean" in only:
+        if not hasattr(b, "files"):
+            b.data()
+        lean.Lean(b, sys.modules[__name__], a.baseline_wxdb, a.static_wxdb, a.baseline_rev).run()
     if "scale" in only and (a.scale or a.quick or a.scale_locations):
         # Small in --quick (so CI runs it cheaply); the full size only with --scale (many minutes).
         n = a.scale_locations or (1000 if a.scale else 20)

@@ -74,7 +74,7 @@ struct Opt<Root> {
                 name: name, valueName: valueName, help: help + " Comma-separated or repeated.", repeatable: true,
                 defaultDescription: defaultValue, completions: completions)
         ) { root, values in
-            let items = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            let items = values.flatMap { $0.split(separator: ",") }.map { $0.trimmed(.whitespaces) }
                 .filter { !$0.isEmpty }
             guard !items.isEmpty else { throw UsageError("--\(name) needs at least one \(valueName)") }
             root[keyPath: path] = items

@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxFetcher
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `wxdb backfill`: past forecast runs from Open-Meteo's Single Runs API, and the observed weather
 /// of the same days, so a new location has scores at once.
@@ -153,9 +159,9 @@ enum BackfillCommand {
                     done == total
                     ? "\r\u{1B}[K"
                     : String(
-                        format: "\rBackfill: %d/%d runs, %.1f runs/s, about %d:%02d left\u{1B}[K", done, total, rate,
+                        printf: "\rBackfill: %d/%d runs, %.1f runs/s, about %d:%02d left\u{1B}[K", done, total, rate,
                         left / 60, left % 60)
-                FileHandle.standardError.write(Data(line.utf8))
+                writeToStandardError(line)
             }
         }
         var summary = BackfillSummary()
@@ -209,10 +215,10 @@ enum BackfillCommand {
         if observations { text += ", then the observed weather from the archive API (a request or more per location)" }
         let limits = RateLimits()
         let weight = plan.totalWeight
-        text += String(format: "; weight %.1f (%.1f per request)", weight, plan.weightPerRequest)
+        text += String(printf: "; weight %.1f (%.1f per request)", weight, plan.weightPerRequest)
         if endpoints.isFreeTier {
             text += String(
-                format: ", %.1f%% of Open-Meteo's free hourly budget (%.0f) and %.1f%% of the daily (%.0f)",
+                printf: ", %.1f%% of Open-Meteo's free hourly budget (%.0f) and %.1f%% of the daily (%.0f)",
                 weight / limits.perHour * 100, limits.perHour, weight / limits.perDay * 100, limits.perDay)
             if weight > limits.perDay {
                 text += "; it will stop when today's budget is spent and continue when run again tomorrow"

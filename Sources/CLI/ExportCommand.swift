@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxQueries
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum ExportCommand {
     static var command: Command {
@@ -196,8 +202,8 @@ enum ExportCommand {
                 var one = request
                 one.model = model
                 let path =
-                    options.outputDirectory.map { ($0 as NSString).appendingPathComponent("\(model).txt") }
-                    ?? options.output?.replacingOccurrences(of: "{model}", with: model)
+                    options.outputDirectory.map { PathText.join($0, "\(model).txt") }
+                    ?? options.output?.replacing("{model}", with: model)
                 let output = try options.database.outputFile(path, context)
                 let csv = CSVWriter(fileDescriptor: output.fd)
                 csv.withholdsHeaderUntilFirstRow = true

@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxFetcher
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum Geocode {
     /// `locations add NAME` without coordinates: the first geocoding match (in `--country`).

@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxFetcher
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum IngestCommand {
     struct Options: CommandOptions {
@@ -70,7 +76,7 @@ enum IngestCommand {
         if context.stderrIsTerminal && !context.quiet && locations.count > 10 {
             ingestor.progress = { done, total in
                 let line = "\rIngesting: \(done)/\(total) locations" + (done == total ? "\r\u{1B}[K" : "")
-                FileHandle.standardError.write(Data(line.utf8))
+                writeToStandardError(line)
             }
         }
         ingestor.notice = { [context] line in context.note(line) }

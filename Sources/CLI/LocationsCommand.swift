@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxFetcher
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum LocationsCommand {
     static var command: Command {
@@ -15,7 +21,7 @@ enum LocationsCommand {
     static let timezoneHelp = "Time zone (tz database name) for local times and daily rows."
 
     static func validateTimezone(_ timezone: String?) throws {
-        if let timezone, timezone != "auto", TimeZone(identifier: timezone) == nil {
+        if let timezone, timezone != "auto", !ZoneTime.isKnown(timezone) {
             throw UsageError(
                 "--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
         }

@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxQueries
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum PruneCommand {
     struct Options: CommandOptions {
@@ -110,7 +116,7 @@ func bytes(_ count: Int64) -> String {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    return unit == 0 ? "\(count) B" : String(printf: "%.1f", value) + " " + units[unit]
 }
 
 enum StatsCommand {
@@ -328,9 +334,9 @@ enum DoctorCommand {
         // The one thing doctor removes: temporary outputs of this user's killed wxdb (SIGKILL, a
         // crash) beside the database and in the current folder, never a live writer's.
         check("partial files") {
-            let folders = Set([(path as NSString).deletingLastPathComponent, "."].map { $0.isEmpty ? "." : $0 })
+            let folders = Set([PathText.folder(of: path), "."].map { $0.isEmpty ? "." : $0 })
             let removed = folders.sorted().flatMap { folder in
-                PartialFiles.removeStale(in: folder).map { (folder as NSString).appendingPathComponent($0) }
+                PartialFiles.removeStale(in: folder).map { PathText.join(folder, $0) }
             }
             if removed.isEmpty { return "none left by killed writers" }
             return "removed \(removed.count) left by killed writers (\(removed.prefix(3).joined(separator: ", ")))"
@@ -414,7 +420,7 @@ enum DoctorCommand {
             // Aligned label: result lines read better than a two-column table here.
             for row in report.rows {
                 guard case .text(let label?) = row[0], case .text(let result?) = row[1] else { continue }
-                context.out(label.padding(toLength: 18, withPad: " ", startingAt: 0) + result + "\n")
+                context.out(padded(label, to: 18) + result + "\n")
             }
         }
         if problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }

@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxFetcher
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum ObserveCommand {
     static var command: Command {
@@ -39,7 +45,7 @@ enum ObserveCommand {
 
         func validate() throws {
             try source.validate()
-            if let timezone, TimeZone(identifier: timezone) == nil {
+            if let timezone, !ZoneTime.isKnown(timezone) {
                 throw UsageError(
                     "--timezone '\(timezone)' is not a time zone name (e.g. Europe/Berlin, America/New_York, UTC)")
             }

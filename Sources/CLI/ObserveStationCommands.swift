@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStations
 import WxStore
@@ -210,11 +210,11 @@ enum ObserveStationCommands {
         if let a = place.elevation, let b = location.elevation { height = abs(a - b) }
         guard km > farKilometres || (height ?? 0) > farMetres else { return }
         func coordinate(_ lat: Double, _ lon: Double, _ elevation: Double?) -> String {
-            String(format: "%.4f, %.4f", lat, lon) + (elevation.map { String(format: ", %.0f m", $0) } ?? "")
+            String(printf: "%.4f, %.4f", lat, lon) + (elevation.map { String(printf: ", %.0f m", $0) } ?? "")
         }
         let why =
             km > farKilometres
-            ? String(format: "%.0f km away", km) : String(format: "%.0f m higher or lower", height ?? 0)
+            ? String(printf: "%.0f km away", km) : String(printf: "%.0f m higher or lower", height ?? 0)
         context.err(
             "Warning: station \(station) (\(coordinate(place.latitude, place.longitude, place.elevation))) is \(why) from \(location.name) (\(coordinate(location.latitude, location.longitude, location.elevation))); stored anyway, but its weather may not be \(location.name)'s"
         )

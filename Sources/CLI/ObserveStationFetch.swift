@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxFetcher
 import WxStations
@@ -29,7 +29,8 @@ enum ObserveStationFetch {
     static func cacheFolder(_ context: Context) -> URL {
         let base =
             context.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: context.environment["HOME"] ?? NSTemporaryDirectory()).appendingPathComponent(
+            ?? URL(fileURLWithPath: context.environment["HOME"] ?? FileManager.default.temporaryDirectory.path)
+            .appendingPathComponent(
                 ".cache")
         return base.appendingPathComponent("wxdb").appendingPathComponent("stations")
     }
@@ -50,7 +51,7 @@ enum ObserveStationFetch {
             return try await client.get(url) { attempt in
                 if let error = attempt.error, let wait = attempt.retryAfter {
                     context.note(
-                        "  \(what): attempt \(attempt.number) failed (\(short(error))); retrying in \(String(format: "%.1f", wait)) s"
+                        "  \(what): attempt \(attempt.number) failed (\(short(error))); retrying in \(String(printf: "%.1f", wait)) s"
                     )
                 }
             }.body
@@ -162,7 +163,7 @@ enum ObserveStationFetch {
         report.rowsKey = "stations"
         if found.isEmpty {
             throw CLIError(
-                "no station in NOAA's list within \(String(format: "%g", within)) km of \(location.name); try a larger --within"
+                "no station in NOAA's list within \(String(printf: "%g", within)) km of \(location.name); try a larger --within"
             )
         }
         try report.render(args.output.format, context)
@@ -277,7 +278,7 @@ enum ObserveStationFetch {
                 let what =
                     isISD
                     ? "ISD-Lite \(station) \(chunk.year)"
-                    : "METAR \(station) \(chunk.label.replacingOccurrences(of: "_", with: " to "))"
+                    : "METAR \(station) \(chunk.label.replacing("_", with: " to "))"
                 context.note("Downloading \(what) (\(index + 1) of \(chunks.count))")
                 let keptNote =
                     kept > 0

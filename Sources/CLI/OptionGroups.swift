@@ -1,8 +1,14 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxFetcher
 import WxQueries
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // Option groups that several commands share (swift-argument-parser's `@OptionGroup`): each is a
 // struct with its fields, its table, and the methods that turn its values into what commands use.
@@ -41,11 +47,11 @@ struct DatabaseOption {
     func open(_ context: Context, create: Bool = false, access: Store.Access = .write) throws -> Store {
         let path = path(context)
         if create, !FileManager.default.fileExists(atPath: path) {
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = PathText.folder(of: path)
             let chosen = self.path != nil || !(context.environment["WXDB_DB"] ?? "").isEmpty
-            var isFolder: ObjCBool = false
+            var isFolder = false
             if chosen, !folder.isEmpty,
-                !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue
+                !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder
             {
                 throw CLIError(
                     "the folder \(folder) does not exist, so the database \(path) cannot be created there; create the folder first (mkdir -p '\(folder)') or pass another --db"
@@ -302,7 +308,7 @@ enum TimeInput {
         let text = absolute(text, timezone: timezone, now: now)
         guard let parsed = CivilTime.parse(text) else { throw notATime(text, option: option) }
         if let offset = parsed.offset { return parsed.wallSeconds - Int64(offset) }
-        guard TimeZone(identifier: timezone) != nil else {
+        guard ZoneTime.isKnown(timezone) else {
             // `auto` until the first fetch tells wxdb the zone: guessing would shift times by hours.
             throw CLIError(
                 "--\(option) '\(text)' has no UTC offset and the location's time zone is not known yet (\(timezone.clippedForMessage())); write it with Z or an offset (e.g. \(text.count == 10 ? text + "T00:00Z" : text + "Z")), or set it with 'wxdb locations set NAME --timezone TZ' (an ingest also learns it)"

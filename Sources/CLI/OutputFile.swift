@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import WxCore
 
 #if canImport(Glibc)
     import Glibc
@@ -68,14 +69,13 @@ final class OutputFile {
         }
         PartialFiles.removeStale(in: folder)
         // Short and unpredictable: a long output name must not make the temporary name too long.
-        let stem = String(decoding: name.utf8.prefix(64), as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "")
+        let stem = String(decoding: name.utf8.prefix(64), as: UTF8.self).replacing("\u{FFFD}", with: "")
         var fd: Int32 = -1
         var temporary = ""
         var slot: Int?
         for _ in 0..<32 {
             let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            temporary = (folder as NSString).appendingPathComponent(
-                ".\(stem)\(PartialFiles.marker)\(getpid())-\(token)")
+            temporary = PathText.join(folder, ".\(stem)\(PartialFiles.marker)\(getpid())-\(token)")
             // Known to the signal handler before it exists, so no moment leaves it behind.
             slot = PartialFiles.register(temporary)
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -134,7 +134,7 @@ final class OutputFile {
         let fd = open(path, flags)
         guard fd >= 0 else {
             throw CLIError(
-                "cannot write \(path): \(reason(errno, folder: (path as NSString).deletingLastPathComponent))")
+                "cannot write \(path): \(reason(errno, folder: PathText.folder(of: path)))")
         }
         // Still what was checked (not swapped for a block device in between).
         var opened = stat()
@@ -177,14 +177,14 @@ final class OutputFile {
             let code = errno
             unlink(temporary)
             throw CLIError(
-                "cannot write \(path): \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent)); nothing was written there"
+                "cannot write \(path): \(Self.reason(code, folder: PathText.folder(of: path))); nothing was written there"
             )
         }
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
             throw CLIError(
-                "cannot write \(path); nothing was written there: \(Self.reason(code, folder: (path as NSString).deletingLastPathComponent))"
+                "cannot write \(path); nothing was written there: \(Self.reason(code, folder: PathText.folder(of: path)))"
             )
         }
     }
@@ -247,7 +247,7 @@ final class OutputFile {
         let folder = url.deletingLastPathComponent().path
         guard let real = realpath(folder, nil) else { return url.standardizedFileURL.path }
         defer { free(real) }
-        return (String(cString: real) as NSString).appendingPathComponent(url.lastPathComponent)
+        return PathText.join(String(cString: real), url.lastPathComponent)
     }
 }
 
@@ -265,7 +265,7 @@ enum PartialFiles {
         return slots
     }()
     nonisolated(unsafe) static var installed = false
-    static let lock = NSLock()
+    static let lock = PlainLock()
 
     static func register(_ path: String) -> Int? {
         lock.lock()
@@ -329,12 +329,12 @@ enum PartialFiles {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: shown) else { return [] }
         var removed: [String] = []
         for name in names where name.hasPrefix(".") {
-            guard let range = name.range(of: marker) else { continue }
+            guard let range = name.firstRange(of: marker) else { continue }
             let rest = name[range.upperBound...].split(separator: "-", maxSplits: 1)
             guard rest.count == 2, let pid = Int32(rest[0]), pid > 0, pid != getpid(),
                 !rest[1].isEmpty, rest[1].allSatisfy({ $0.isLetter || $0.isNumber })
             else { continue }
-            let path = (shown as NSString).appendingPathComponent(name)
+            let path = PathText.join(shown, name)
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
                 continue
@@ -360,7 +360,7 @@ enum PartialFiles {
             let close = stat.lastIndex(of: ")"),
             let system = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
             let line = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
-            let boot = Int64(line.dropFirst(6).trimmingCharacters(in: .whitespaces))
+            let boot = Int64(line.dropFirst(6).trimmed(.whitespaces))
         else { return nil }
         // Fields after the command name; starttime is field 22 of the whole line, the 20th here.
         let fields = stat[stat.index(after: close)...].split(separator: " ")

@@ -1,7 +1,13 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxQueries
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `wxdb query runs|forecast|verify|trend`: each subcommand (one file each) parses its options,
 /// calls `WxQueries`, and describes its answer once as a ``Report``.
@@ -43,7 +49,7 @@ enum QueryCommand {
     }
 
     static func zoneLabel(_ location: Location) -> String {
-        TimeZone(identifier: location.timezone) == nil ? "UTC" : location.timezone
+        !ZoneTime.isKnown(location.timezone) ? "UTC" : location.timezone
     }
 
     static func local(_ instant: Int64, _ location: Location) -> String {

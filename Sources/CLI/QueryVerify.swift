@@ -321,7 +321,7 @@ enum QueryVerify {
         }
         // Fixed decimals, so a value and its bounds line up and a narrow interval does not read as "0.4–0.4".
         func text(_ x: Double) -> String {
-            var out = String(format: "%.\(places)f", x)
+            var out = String(printf: "%.\(places)f", x)
             if out.hasPrefix("-"), Double(out) == 0 { out.removeFirst() }
             return sign && x > 0 && Double(out) != 0 ? "+" + out : out
         }

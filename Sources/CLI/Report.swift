@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import WxCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A report described once: columns (name, unit, kind) and rows of cells, rendered as a table for
 /// people, RFC 4180 CSV or one JSON document. A new output format is one more `render` case here.
@@ -255,7 +261,7 @@ struct Table {
 /// Formats a number for a table: up to `places` decimals, no trailing zeros.
 func formatNumber(_ value: Double?, places: Int = 2) -> String {
     guard let value, value.isFinite else { return "" }
-    var text = String(format: "%.\(places)f", value)
+    var text = String(printf: "%.\(places)f", value)
     if text.contains(".") {
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
@@ -266,7 +272,7 @@ func formatNumber(_ value: Double?, places: Int = 2) -> String {
 /// A number with exactly `places` decimals (`1.50`), for a table column; never `-0.00`.
 func fixedNumber(_ value: Double?, places: Int) -> String {
     guard let value, value.isFinite else { return "" }
-    let text = String(format: "%.\(places)f", value)
+    let text = String(printf: "%.\(places)f", value)
     return text.hasPrefix("-") && text.allSatisfy({ "-0.".contains($0) }) ? String(text.dropFirst()) : text
 }
 

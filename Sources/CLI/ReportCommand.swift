@@ -432,7 +432,7 @@ enum ReportCommand {
                     // Times as the minute they name: the seconds and "T" only widen a table read by people.
                     var text = report.text(row[index], column.kind)
                     if case .time = column.kind, text.count == 20 {
-                        text = String(text.prefix(16)).replacingOccurrences(of: "T", with: " ") + "Z"
+                        text = String(text.prefix(16)).replacing("T", with: " ") + "Z"
                     }
                     out +=
                         "<td data-key=\"\(SVG.escape(key))\" data-value=\"\(SVG.escape(value))\">\(SVG.escape(text))</td>"
@@ -455,8 +455,7 @@ enum ReportCommand {
             let short = ["persistence": "persist", "first_valid_time": "first valid", "last_valid_time": "last valid"]
             if let words = short[name] { return (words, unit) }
             return (
-                name.replacingOccurrences(of: "persistence_", with: "persist ").replacingOccurrences(
-                    of: "_", with: " "), unit
+                name.replacing("persistence_", with: "persist ").replacing("_", with: " "), unit
             )
         }
 

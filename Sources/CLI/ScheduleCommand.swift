@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum ScheduleCommand {
     enum Kind: String { case cron, systemd, launchd }
@@ -75,12 +81,12 @@ enum ScheduleCommand {
         let kind = options.kinds[0]
         let binary = executablePath()
         let db = absolute(options.database.path(context))
-        let log = absolute(options.log ?? ((db as NSString).deletingLastPathComponent + "/wxdb.log"))
+        let log = absolute(options.log ?? (PathText.folder(of: db) + "/wxdb.log"))
         let minute = minute(for: db)
         let unit = "wxdb-ingest" + unitSuffix(for: db, environment: context.environment)
         let label =
             "com.wxdb.ingest"
-            + unitSuffix(for: db, environment: context.environment).replacingOccurrences(of: "-", with: ".")
+            + unitSuffix(for: db, environment: context.environment).replacing("-", with: ".")
         // A newline would end a crontab line or unit setting and start another (injecting a second
         // entry); no format can carry control characters safely, so such paths are refused.
         for (label, path) in [("the wxdb binary", binary), ("the database", db), ("the log", log)]
@@ -196,15 +202,14 @@ enum ScheduleCommand {
     }
 
     static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return (path as NSString).standardizingPath }
-        return ((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) as NSString)
-            .standardizingPath
+        if path.hasPrefix("/") { return PathText.standardized(path) }
+        return PathText.standardized(PathText.join(FileManager.default.currentDirectoryPath, path))
     }
 
     /// Single-quotes for sh, so paths with spaces survive cron.
     static func shell(_ text: String) -> String {
         if text.allSatisfy({ $0.isLetter || $0.isNumber || "/._-+:@".contains($0) }) { return text }
-        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// The comment that marks a crontab line as wxdb's schedule for `db` (an absolute path).
@@ -213,7 +218,7 @@ enum ScheduleCommand {
     /// Escapes `%`, which cron turns into a newline (the rest of the line becomes stdin) unless
     /// written `\%`; cron removes the backslash before the shell sees the line.
     static func cron(_ line: String) -> String {
-        line.replacingOccurrences(of: "%", with: "\\%")
+        line.replacing("%", with: "\\%")
     }
 
     /// One ExecStart word: double-quoted with `\` and `"` escaped (systemd's own unquoting), `$`
@@ -233,8 +238,8 @@ enum ScheduleCommand {
     }
 
     static func xml(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&apos;")
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+            .replacing(">", with: "&gt;")
+            .replacing("\"", with: "&quot;").replacing("'", with: "&apos;")
     }
 }

@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `wxdb observe import-weewx` and `import-home-assistant`: a station's own database as the
 /// observations, read read-only (the reading and hourly rules live in WxStore's Stations).

@@ -1,6 +1,6 @@
 // RFC 4180 CSV, read strictly (station files).
 
-import Foundation
+import FoundationEssentials
 
 /// A malformed CSV input. Each case carries the 1-based line (the header is line 1) and field number.
 public enum CSVError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {

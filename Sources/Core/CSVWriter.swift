@@ -2,7 +2,7 @@
 // empty cell, and a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
 // leading `'` so that a spreadsheet shows it instead of running it as a formula.
 
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

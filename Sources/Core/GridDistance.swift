@@ -1,4 +1,10 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// How far a response's grid point may be from the place it was asked for. Open-Meteo answers
 /// with the centre of the model's grid cell (or a nearby land cell), never more than a few tens
@@ -30,7 +36,7 @@ public enum GridDistance {
         let distance = kilometres(
             latitude: latitude, longitude: longitude, latitude: gridLatitude, longitude: gridLongitude)
         if distance <= maxKilometres { return nil }
-        let shown = distance.isFinite ? String(format: "%.0f km", distance) : "an unknown distance"
+        let shown = distance.isFinite ? String(printf: "%.0f km", distance) : "an unknown distance"
         return "the response describes the grid point \(coordinate(gridLatitude)), \(coordinate(gridLongitude)), "
             + "\(shown) from \(name.clippedForMessage()) (\(coordinate(latitude)), \(coordinate(longitude))); "
             + "more than \(Int(maxKilometres)) km away, it is another place's forecast"
@@ -38,7 +44,7 @@ public enum GridDistance {
 
     static func coordinate(_ value: Double) -> String {
         guard value.isFinite else { return "\(value)" }
-        var text = String(format: "%.4f", value)
+        var text = String(printf: "%.4f", value)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text

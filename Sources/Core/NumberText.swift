@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one rule for numbers wxdb computes before it prints them (converted units, scores, means).
 public enum NumberText {
@@ -16,7 +16,7 @@ public enum NumberText {
     public static func tidy(_ value: Double?) -> Double? { value.map { tidy($0) } }
 
     static func slowTidy(_ value: Double) -> Double {
-        Double(String(format: "%.15g", value)) ?? value
+        Double(String(printf: "%.15g", value)) ?? value
     }
 
     /// Significant digits of a Swift shortest-form number text (`-0.0012`, `1.5e-07`, `39.02`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Wall-clock arithmetic in a location's tz-database zone, for what people type and read (local
 /// days, local times). Stored instants never go through it: Open-Meteo's labels carry their own
@@ -6,7 +6,7 @@ import Foundation
 public enum ZoneTime {
     /// Seconds east of UTC in `timezone` at `instant`.
     public static func offset(at instant: Int64, timezone: String) -> Int {
-        TimeZone(identifier: timezone)?.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant))) ?? 0
+        TZDatabase.zone(timezone)?.offset(at: instant) ?? 0
     }
 
     /// The instant of a wall-clock time (seconds as if UTC) in `timezone`, using the offset in force
@@ -49,6 +49,9 @@ extension ZoneTime {
                     || byte == UInt8(ascii: "+")
             })
         else { return false }
-        return TimeZone(identifier: name) != nil
+        return isKnown(name)
     }
+
+    /// Whether this machine's tz database has a zone of this name.
+    public static func isKnown(_ name: String) -> Bool { TZDatabase.zone(name) != nil }
 }

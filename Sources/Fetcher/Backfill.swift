@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Brings observations in from Open-Meteo's historical weather API (reanalysis) as source `era5`.
 public struct Backfill {

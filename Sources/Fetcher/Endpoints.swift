@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import WxCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The Open-Meteo endpoints wxdb talks to, from the environment (tests and the demo point them at
 /// a local replay server), and the API key when there is one.
@@ -68,7 +74,7 @@ public struct Endpoints: Sendable {
         }
         components.queryItems = items
         // Commas separate list values in Open-Meteo's syntax; keep them readable in logs.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "%2C", with: ",")
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacing("%2C", with: ",")
         guard let url = components.url else { throw EndpointError.invalidBase(base) }
         return url
     }

@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One forecast request: locations that share options, in one URL.
 public struct ForecastRequest: Sendable {
@@ -48,7 +54,7 @@ public struct ForecastRequest: Sendable {
     }
 
     func coordinate(_ value: Double) -> String {
-        var text = String(format: "%.5f", value)
+        var text = String(printf: "%.5f", value)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text
@@ -108,13 +114,13 @@ public struct BudgetUse: Sendable, Equatable {
     public func refusal(adding weight: Double, limits: RateLimits) -> String? {
         if day + weight > limits.perDay {
             return String(
-                format:
+                printf:
                     "would exceed Open-Meteo's free daily limit (%.0f of %.0f weighted calls used today, this request is %.1f); fewer locations, models or --forecast-days, or an API key, fit",
                 day, limits.perDay, weight)
         }
         if hour + weight > limits.perHour {
             return String(
-                format:
+                printf:
                     "would exceed Open-Meteo's free hourly limit (%.0f of %.0f weighted calls used this hour, this request is %.1f); try again next hour",
                 hour, limits.perHour, weight)
         }

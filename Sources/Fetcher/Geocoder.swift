@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import WxCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A place found by Open-Meteo's geocoding API.
 public struct Place: Sendable, Equatable {

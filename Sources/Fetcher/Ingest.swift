@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Options of one `wxdb ingest`.
 public struct IngestOptions: Sendable {
@@ -186,8 +192,8 @@ public final class Ingestor {
                     let wait = 61 - nowUnix % 60
                     notice?(
                         String(
-                            format:
-                                "Waiting %d s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f",
+                            printf:
+                                "Waiting %ld s for the next minute: requests this minute already used %.0f of Open-Meteo's %.0f weighted calls a minute, and the next one needs %.1f",
                             wait, use.minute, options.limits.perMinute, request.weight))
                     await sleep(wait)
                     use = try BudgetUse.read(store, now: nowUnix)
@@ -204,7 +210,7 @@ public final class Ingestor {
 
         summary.requests += 1
         log?(
-            "GET \(shownURL) (\(request.locations.count) location(s), weight \(String(format: "%.1f", request.weight)))"
+            "GET \(shownURL) (\(request.locations.count) location(s), weight \(String(printf: "%.1f", request.weight)))"
         )
         let response: HTTPResponse
         do {

@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What wxdb knows about Open-Meteo's Single Runs API archive without asking it (reference §6.4, §8).
 public enum RunArchive {
@@ -300,7 +306,7 @@ public final class SingleRunBackfill {
                 }
             }
             summary.requested += 1
-            log?("GET \(shownURL) (weight \(String(format: "%.1f", plan.weightPerRequest)))")
+            log?("GET \(shownURL) (weight \(String(printf: "%.1f", plan.weightPerRequest)))")
             let response: HTTPResponse
             do {
                 response = try await client.get(url, maxBodyBytes: client.maxBodyBytes) { attempt in
@@ -385,12 +391,12 @@ public final class SingleRunBackfill {
         }
         if use.day + weight > limits.perDay {
             return String(
-                format: "the free daily budget is spent (%.0f of %.0f weighted calls used today); ", use.day,
+                printf: "the free daily budget is spent (%.0f of %.0f weighted calls used today); ", use.day,
                 limits.perDay) + againAt(86400)
         }
         if use.hour + weight > limits.perHour {
             return String(
-                format: "the free hourly budget is spent (%.0f of %.0f weighted calls used this hour); ", use.hour,
+                printf: "the free hourly budget is spent (%.0f of %.0f weighted calls used this hour); ", use.hour,
                 limits.perHour) + againAt(3600)
         }
         return nil

@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// How `wxdb query compare` and `query consistency` group lead times.
 public enum LeadGrouping: String, Sendable, CaseIterable {
@@ -504,7 +510,7 @@ public enum ConsistencyError: Error, CustomStringConvertible, Equatable {
 /// Plain rounding for words (not for machine output, which carries full precision).
 enum Words {
     static func decimal(_ value: Double, places: Int) -> String {
-        String(format: "%.\(places)f", value)
+        String(printf: "%.\(places)f", value)
     }
 
     /// `5%`, `2.5%`.

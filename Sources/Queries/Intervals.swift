@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import WxCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A score's confidence interval.
 public struct ScoreInterval: Sendable, Equatable {

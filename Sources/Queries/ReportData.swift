@@ -55,7 +55,7 @@ public enum ReliabilityQuery {
             forecastSums[bin] += probability
             if observed >= thresholdMillimetres { events[bin] += 1 }
         }
-        let bins = (0..<10).filter { counts[$0] > 0 }.map { index in
+        let bins = (0..<10).filter { counts[$0] > 0 }.map { (index: Int) -> ReliabilityBin in
             ReliabilityBin(
                 from: index * 10, to: index * 10 + 10, n: counts[index],
                 meanForecast: forecastSums[index] / Double(counts[index]),

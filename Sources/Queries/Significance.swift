@@ -1,4 +1,10 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The Diebold-Mariano test of equal forecast accuracy with the small-sample correction of
 /// Harvey, Leybourne and Newbold (1997), as BoM's `scores` computes it (method "HLN", Student's t

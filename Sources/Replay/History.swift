@@ -1,3 +1,4 @@
+// Foundation: JSONSerialization and String(format:) for the generated history (test server, not in wxdb).
 import Foundation
 
 /// Writes a synthetic forecast history to files, for the offline demo and benchmarks: the

@@ -2,6 +2,7 @@
 // (persistent connections for plain answers, `Connection: close` after a fault) to stand in for
 // the Open-Meteo hosts, and can inject the failures a real network produces so the fetcher's
 // retry logic is exercised against real sockets rather than mocks.
+// Foundation: Thread and DispatchSemaphore run its connections (a test server, not in wxdb).
 import Foundation
 
 #if canImport(Glibc)
@@ -58,7 +59,15 @@ public final class ReplayServer: @unchecked Sendable {
         /// 200 with `Transfer-Encoding: chunked` and a body that never ends (until the client
         /// hangs up, or after `endlessBodyCap` bytes as a safety net for the server).
         case endlessBody
+        /// 200 JSON whose body, sent with this `Content-Encoding` (`gzip`, `br` or `zstd`), is at
+        /// most 0.5 MB on the wire and unpacks to 512 MiB or more of zeros (`Fixtures/bombs`).
+        case bomb(encoding: String)
     }
+
+    /// The compressed bodies `Fault.bomb` sends, by encoding: what each unpacks to is in its name.
+    public static let bombFixtures = [
+        "gzip": "bombs/zeros-512MiB.gz", "br": "bombs/zeros-1GiB.br", "zstd": "bombs/zeros-1GiB.zst"
+    ]
 
     /// Where an endless body stops if the client never hangs up.
     public static let endlessBodyCap = 4 << 30
@@ -322,6 +331,13 @@ public final class ReplayServer: @unchecked Sendable {
             write(fd, route(path: path, target: target, rewrite: rewrite))
         case .endlessBody?:
             endless(fd)
+        case .bomb(let encoding)?:
+            let file = Self.bombFixtures[encoding].map { fixtures.appendingPathComponent($0) }
+            guard let file, let body = try? Data(contentsOf: file) else {
+                write(fd, Response(status: 500, body: Self.errorBody("No bomb fixture for \(encoding)")))
+                break
+            }
+            write(fd, Response(status: 200, body: body, headers: [("Content-Encoding", encoding)]))
         case .status(let code, let reason)?:
             write(fd, Response(status: code, body: Self.errorBody(reason ?? Self.defaultReason(code))))
         case .delay(let seconds)?:
@@ -767,9 +783,14 @@ public final class ReplayServer: @unchecked Sendable {
                     latitude: q["lat"].flatMap(Double.init) ?? 27.0, longitude: q["lon"].flatMap(Double.init) ?? -81.0)
             case "hugetz": fault = .hugeTimezone(length: q.int("length") ?? 60_007)
             case "endless": fault = .endlessBody
+            case "bomb":
+                guard let encoding = q["encoding"], Self.bombFixtures[encoding] != nil else {
+                    return bad("bomb needs encoding=gzip, br or zstd")
+                }
+                fault = .bomb(encoding: encoding)
             default:
                 return bad(
-                    "Unknown kind. Use status, delay, truncated, reset, ratelimit, toomany, echokey, redirect, wrongtype, trickle, empty, notjson, swapped, wrongid, fargrid, hugetz, endless"
+                    "Unknown kind. Use status, delay, truncated, reset, ratelimit, toomany, echokey, redirect, wrongtype, trickle, empty, notjson, swapped, wrongid, fargrid, hugetz, endless, bomb"
                 )
             }
             enqueue(fault, times: times, path: faultPath)

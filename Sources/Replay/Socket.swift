@@ -1,5 +1,6 @@
 // Minimal POSIX socket helpers for the replay server. Kept separate from the routing so the
 // server logic reads as "request in, response out" and the platform differences live here.
+// Foundation: Data and the C socket calls it re-exports, like the rest of the test server (not in wxdb).
 import Foundation
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@
 // real forecast over time: smooth in time and space, different per model, stable within a model
 // run and different once the "run" changes, with errors that grow with lead time. Everything is a pure function of the query, the
 // coordinates, the clock and the run number, so tests can compare bodies byte for byte.
+// Foundation: TimeZone (ICU's copy of the tz data), so the server's local times check wxdb's own TZif reader.
 import Foundation
 
 /// Query parameters of one request. Repeated keys are joined with commas, which is how

@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+import FoundationEssentials
 
 /// gzip files (ISD-Lite's `.gz` station-years, Meteostat's `.csv.gz`) through the system zlib.
 public enum Gzip {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 
 /// NOAA's ISD-Lite station-years and GHCNh station files.
@@ -97,7 +97,7 @@ public enum ISD {
     /// (2, 3, 6, 7) or any letter of GHCNh's own QC checks (each names the check it failed). Empty
     /// and ISD's passed digits (0, 1, 4, 5, 9) keep the value.
     public static func ghcnhRejects(_ code: Substring) -> Bool {
-        let code = code.trimmingCharacters(in: .whitespaces)
+        let code = code.trimmed(.whitespaces)
         if code.isEmpty { return false }
         if ["0", "1", "4", "5", "9"].contains(code) { return false }
         return true
@@ -112,7 +112,7 @@ public enum ISD {
         var lines = text.byteLines().makeIterator()
         guard let headerLine = lines.next() else { throw StationFormatError("the GHCNh file is empty") }
         let header = headerLine.byteFields(124).map {
-            $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            $0.trimmed()
         }
         func column(_ name: String) -> Int? { header.firstIndex { $0.lowercased() == name.lowercased() } }
         guard header.count > 3, let stationColumn = column("Station_ID") else {
@@ -150,7 +150,7 @@ public enum ISD {
             }
             func cell(_ i: Int?) -> Substring {
                 guard let i, i < cells.count else { return "" }
-                return Substring(cells[i].trimmingCharacters(in: .whitespacesAndNewlines))
+                return Substring(cells[i].trimmed())
             }
             let time: Int64?
             if let dateColumn {

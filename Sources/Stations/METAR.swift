@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 
 /// Airport reports: the Iowa Environmental Mesonet's ASOS CSV (`asos.py`) and plain METAR text.
@@ -13,7 +13,7 @@ public enum METAR {
     public static func isIEMCSV(_ data: Data) -> Bool {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
         for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.allSatisfy(\.isWhitespace) {
-            let names = line.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let names = line.lowercased().split(separator: ",").map { $0.trimmed(.whitespaces) }
             return names.contains("station") && names.contains("valid")
         }
         return false
@@ -53,7 +53,7 @@ public enum METAR {
             if line.hasPrefix("#") || line.allSatisfy(\.isWhitespace) { continue }
             let cells = line.byteFields(44)
             guard let header else {
-                let names = cells.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                let names = cells.map { $0.trimmed(.whitespaces).lowercased() }
                 for (i, name) in names.enumerated() where columns[name] == nil { columns[name] = i }
                 guard let s = columns["station"], let v = columns["valid"] else {
                     throw StationFormatError(

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 
 /// Meteostat's hourly station files: the new dumps (`data.meteostat.net/hourly/{year}/{station}.csv.gz`,
@@ -58,7 +58,7 @@ public enum Meteostat {
                 "the legacy format does not say which rows Meteostat filled from a model; rows after now were left out, but gaps before may be model data"
             )
         } else {
-            header = firstCells.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            header = firstCells.map { $0.trimmed(.whitespaces).lowercased() }
             startLine = 1
             guard header.contains("temp") || header.contains("prcp") || header.contains("wspd") else {
                 throw StationFormatError(

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 
 /// One station of NOAA's ISD station list (`isd-history.csv`), which names every ISD station with
@@ -43,7 +43,7 @@ public enum StationCatalogue {
             let cells = fields(line)
             func cell(_ i: Int?) -> String {
                 guard let i, i < cells.count else { return "" }
-                return cells[i].trimmingCharacters(in: .whitespaces)
+                return cells[i].trimmed(.whitespaces)
             }
             guard let la = Double(cell(lat)), let lo = Double(cell(lon)), !(la == 0 && lo == 0),
                 (-90...90).contains(la), (-180...180).contains(lo)

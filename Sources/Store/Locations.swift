@@ -53,7 +53,7 @@ extension Store {
         name: String, latitude: Double, longitude: Double, elevation: Double?,
         timezone: String, models: [String], now: Int64
     ) throws -> Location {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = name.trimmed()
         guard !trimmed.isEmpty else { throw LocationError.invalidName("it is empty") }
         guard (-90...90).contains(latitude) else {
             throw LocationError.invalidCoordinate("latitude \(latitude) is outside -90...90")

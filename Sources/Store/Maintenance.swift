@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What the store holds about one location's fetching, for `stats` and `locations list`.
 public struct LocationActivity: Sendable, Equatable {
@@ -114,7 +120,7 @@ extension Store {
 
     /// Free bytes for an unprivileged writer in the database's folder, or nil when unknown.
     public func freeBytesBeside() -> Int64? {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.folder(of: path)
         var info = statvfs()
         guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -20,10 +20,8 @@ public final class ProcessLock {
             switch self {
             case .busy(let path, let holder, let waited):
                 let who = holder.map { " (pid \($0))" } ?? ""
-                return String(
-                    format:
-                        "another wxdb ingest%@ is still running on this database; gave up after waiting %.0f s. Nothing was fetched. If it is stuck, stop it; the lock (%@) frees itself when it exits",
-                    who, waited, path)
+                return
+                    "another wxdb ingest\(who) is still running on this database; gave up after waiting \(String(printf: "%.0f", waited)) s. Nothing was fetched. If it is stuck, stop it; the lock (\(path)) frees itself when it exits"
             case .cannotOpen(let path, let reason):
                 return "cannot use the lock file \(path): \(reason)"
             }
@@ -68,8 +66,7 @@ public final class ProcessLock {
             if waited >= timeout {
                 var buffer = [UInt8](repeating: 0, count: 32)
                 let count = pread(fd, &buffer, 32, 0)
-                let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(
-                    in: .whitespacesAndNewlines)
+                let holder = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmed()
                 close(fd)
                 self.fd = -1
                 throw Failure.busy(path: path, holder: holder.isEmpty ? nil : holder, waited: waited)

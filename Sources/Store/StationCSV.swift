@@ -1,5 +1,11 @@
-import Foundation
+import FoundationEssentials
 import WxCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Observations read from a station CSV: header `time,<variable>,...`, Open-Meteo variable names,
 /// metric units, times with a zone.
@@ -60,7 +66,7 @@ public struct StationCSV {
         guard let header = records.first else {
             throw Problem(line: 1, message: "the file is empty; expected a header like time,temperature_2m")
         }
-        guard header.fields.first?.trimmingCharacters(in: .whitespaces).lowercased() == "time" else {
+        guard header.fields.first?.trimmed(.whitespaces).lowercased() == "time" else {
             throw Problem(
                 line: header.line,
                 message: "the first column must be 'time' (found '\((header.fields.first ?? "").clippedForMessage())')")
@@ -68,7 +74,7 @@ public struct StationCSV {
         var columns: [Int] = []
         var seen = Set<Int>()
         for name in header.fields.dropFirst() {
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            let trimmed = name.trimmed(.whitespaces)
             guard let index = Variables.hourlyIndex(of: trimmed) else {
                 throw Problem(
                     line: header.line,
@@ -112,7 +118,7 @@ public struct StationCSV {
             throw Problem(
                 line: record.line, message: "expected \(columns.count + 1) fields, found \(record.fields.count)")
         }
-        let timeText = record.fields[0].trimmingCharacters(in: .whitespaces)
+        let timeText = record.fields[0].trimmed(.whitespaces)
         guard let parsed = CivilTime.parse(timeText), parsed.hasTime else {
             throw Problem(
                 line: record.line,
@@ -139,7 +145,7 @@ public struct StationCSV {
         }
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
         for (position, column) in columns.enumerated() {
-            let text = record.fields[position + 1].trimmingCharacters(in: .whitespaces)
+            let text = record.fields[position + 1].trimmed(.whitespaces)
             if text.isEmpty { continue }
             // Double(String) stops at a NUL byte ("1\0" + "2" reads as 1), so refuse NUL first.
             guard !text.utf8.contains(0), let value = Double(text), value.isFinite else {

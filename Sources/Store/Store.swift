@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A wxdb database: opened, checked against this build's migrations, migrated.
 ///
@@ -72,7 +78,7 @@ public final class Store {
             throw OpenError.notAFile(
                 path: path,
                 what:
-                    "is a folder, not a database file (did you mean \((path as NSString).appendingPathComponent("wxdb.sqlite"))?)"
+                    "is a folder, not a database file (did you mean \(PathText.join(path, "wxdb.sqlite"))?)"
             )
         case S_IFIFO: throw OpenError.notAFile(path: path, what: "is a named pipe (fifo), not a database file")
         default: throw OpenError.notAFile(path: path, what: "is a device or socket, not a database file")
@@ -81,7 +87,7 @@ public final class Store {
 
     /// Why the user cannot write the database file or the folder its -wal/-shm files go in, or nil.
     public static func readOnlyReason(_ path: String) -> String? {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.folder(of: path)
         if access(path, W_OK) != 0 {
             return errno == EROFS ? "it is on a read-only file system" : "no write permission on the file"
         }
@@ -104,7 +110,7 @@ public final class Store {
         let fm = FileManager.default
         if !fm.fileExists(atPath: path) {
             guard create else { throw OpenError.missing(path: path) }
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = PathText.folder(of: path)
             if !folder.isEmpty && !fm.fileExists(atPath: folder) {
                 do {
                     try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -146,7 +152,7 @@ public final class Store {
             throw OpenError.notADatabase(path: path)
         } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
             // SQLite opens lazily: a read-only file system or folder shows here, when the -wal/-shm files cannot be made.
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = PathText.folder(of: path)
             let where_ = folder.isEmpty ? "the current folder" : folder
             throw OpenError.cannotOpen(
                 path: path,
@@ -234,7 +240,8 @@ public func defaultDatabasePath(environment: [String: String] = ProcessInfo.proc
     if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
         return xdg + "/wxdb/wxdb.sqlite"
     }
-    let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    let home =
+        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
     return home + "/.local/share/wxdb/wxdb.sqlite"
 }
 

@@ -1,6 +1,7 @@
 // `wxdb-replay`: runs the replay server as its own process so CLI tests and the offline demo can
 // point wxdb at it. The only stdout output is the base URL line, so a parent process can read
 // exactly one line and know the server is ready.
+// Foundation: ISO8601DateFormatter for --now and the generator's dates (the test server, not wxdb).
 import Foundation
 import WxReplay
 
@@ -50,7 +51,8 @@ let usage = """
     toomany&reason=minutely|hourly|daily|TEXT&retry_after=SECONDS|HTTP-DATE, echokey&code=,
     redirect&to=, wrongtype, trickle&bps=, empty, notjson, swapped (multi-location elements
     reversed), wrongid (location_id of the next location), fargrid&lat=&lon= (first element's grid
-    point moved), hugetz&length= (timezone name of that length), endless (chunked body without end)
+    point moved), hugetz&length= (timezone name of that length), endless (chunked body without end),
+    bomb&encoding=gzip|br|zstd (a compressed body of 0.5 MB or less that unpacks to 512 MiB-1 GiB)
     """
 
 /// `generate --out DIR --lat D --lon D [--timezone TZ] --start ISO-UTC-HOUR --days N [--every HOURS]`:

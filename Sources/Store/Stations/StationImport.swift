@@ -1,6 +1,12 @@
-import Foundation
+import FoundationEssentials
 import WxCore
 import WxSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Why an hour of one variable has no value.
 public enum StationMissingReason: String, Sendable, CaseIterable, Comparable {
