@@ -81,10 +81,30 @@ struct CompressionBombBinaryTests {
         var maxRSSMiB: Int
     }
 
-    /// Runs the built binary with `environment` and reads its own rusage from wait4 (not the
-    /// whole test process's children, which other tests' subprocesses would mix in).
+    /// Forks the binary from a small Python process and writes the child's own peak RSS (KiB).
+    /// posix_spawn from this test process would not do: glibc spawns with CLONE_VM, and Linux
+    /// records the shared memory's high-water mark (the whole test runner's, hundreds of MB in a
+    /// full run) as the child's when it execs.
+    static let measuring = """
+        import os, sys
+        pid = os.fork()
+        if pid == 0:
+            os.execv(sys.argv[2], sys.argv[2:])
+        _, status, usage = os.wait4(pid, 0)
+        open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+        sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        """
+
+    /// Runs the built binary with `environment` and reads its own peak RSS (not the whole test
+    /// process's children, which other tests' subprocesses would mix in).
     static func run(_ arguments: [String], environment: [String: String], folder: URL) throws -> Measured {
         let binary = try #require(LocalSafetyBinaryTests.binary)
+        let python = try #require(
+            ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+                ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map { "\($0)/python3" }
+                .first { FileManager.default.isExecutableFile(atPath: $0) },
+            "python3 measures the binary's peak memory")
+        let rssPath = folder.appendingPathComponent("rss-\(UUID().uuidString)").path
         let errPath = folder.appendingPathComponent("stderr-\(UUID().uuidString)").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -92,21 +112,21 @@ struct CompressionBombBinaryTests {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([binary] + arguments).map { strdup($0) } + [nil]
+        let argv = ([python, "-c", Self.measuring, rssPath, binary] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, binary, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, python, &actions, nil, argv, envp)
         try #require(spawned == 0)
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         // ru_maxrss is in KiB on Linux.
-        return Measured(status: (status >> 8) & 0xFF, stderr: stderr, maxRSSMiB: usage.ru_maxrss / 1024)
+        let kib = try #require(Int((try? String(contentsOfFile: rssPath, encoding: .utf8)) ?? ""), "\(stderr)")
+        return Measured(status: (status >> 8) & 0xFF, stderr: stderr, maxRSSMiB: kib / 1024)
     }
 
     @Test(
