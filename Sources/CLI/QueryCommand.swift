@@ -27,7 +27,7 @@ enum QueryCommand {
         .string(
             "source", "name", "Observation source.",
             default:
-                "the first of imported sources, era5, analysis, current that has observations at the forecast hours asked for",
+                "the first of imported sources, era5, analysis:<model> (of another model), current that has observations at the forecast hours asked for",
             path)
     }
 

@@ -26,7 +26,9 @@ enum QueryTrend {
                     \.tolerance)
             ]
             let grouping: [Opt<Options>] = [
-                .choice("by", "interval", "hour or day (means per local day).", default: .hour, \.by),
+                .choice(
+                    "by", "interval", "hour or day (a local day's mean; precipitation its total).", default: .hour, \.by
+                ),
                 .choice("every", "interval", "Deprecated spelling of --by.", \.every),
                 QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
             ]
@@ -54,8 +56,10 @@ enum QueryTrend {
                 For each valid hour with an observation, takes the run of one model whose lead is closest to
                 --lead among runs within --tolerance hours of it (the earlier run on a tie), and shows its error
                 and the running (cumulative) bias. --from/--to filter on valid time. --by day averages per local
-                day; the running bias stays the mean over all hours so far. Without --model, every model with
-                runs is followed, each in its own series (one headline line per model).
+                day (precipitation: sums it, a daily total) with a 95% interval of the day's error; the running
+                bias and the headline stay means over hours, and the headline says whether the bias is within the
+                noise. Without --model, every model with runs is followed, each in its own series (one headline
+                line per model).
                 """,
             options: Options.self, run: run)
     }
@@ -178,7 +182,10 @@ enum QueryTrend {
                         results.map { r in
                             .object([
                                 ("model", .string(r.model)), ("n", .number(Double(r.overall.n))),
-                                ("bias", Report.number(r.overall.bias)), ("mae", Report.number(r.overall.mae))
+                                ("bias", Report.number(r.overall.bias)), ("mae", Report.number(r.overall.mae)),
+                                // The interval each model's headline line states.
+                                ("bias_ci_low", Report.number(r.biasInterval?.low)),
+                                ("bias_ci_high", Report.number(r.biasInterval?.high))
                             ])
                         })
                 ))
@@ -193,7 +200,9 @@ enum QueryTrend {
     static func headline(_ result: TrendResult, unit: String) -> String {
         let s = result.overall
         guard let bias = s.bias, let mae = s.mae, !result.points.isEmpty else { return "" }
-        let unitText = unit == "%" ? "%" : " \(unit)"
+        // Precipitation's scores are of hourly amounts, also beside `--by day`'s daily totals: say so.
+        let perHour = result.variable.quantity == .precipitation ? "/h" : ""
+        let unitText = (unit == "%" ? "%" : " \(unit)") + perHour
         let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
         var noise = ""

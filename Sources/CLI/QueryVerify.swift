@@ -309,7 +309,8 @@ enum QueryVerify {
         }
     }
 
-    /// `1.31 (1.18–1.45)`; `-0.25 (-0.40 to -0.10)` when a bound is negative; the value alone without an interval.
+    /// `1.31 (1.18–1.45)`; `-0.25 (-0.40 to -0.10)` or `+0.04 (0.00 to +0.08)` when a printed bound carries a sign
+    /// (a dash beside a sign reads as a minus); the value alone without an interval.
     static func intervalText(_ cell: Report.Cell, _ interval: ScoreInterval?, kind: Report.Kind) -> String {
         guard case .number(let value?) = cell else { return "" }
         var places = 2
@@ -319,15 +320,14 @@ enum QueryVerify {
         case .signed(let p): (places, sign) = (p, true)
         default: break
         }
-        // Fixed decimals, so a value and its bounds line up and a narrow interval does not read as "0.4–0.4".
+        // Fixed decimals, as the table prints every other number column (1.50 above 1.49).
         func text(_ x: Double) -> String {
-            var out = String(printf: "%.\(places)f", x)
-            if out.hasPrefix("-"), Double(out) == 0 { out.removeFirst() }
-            return sign && x > 0 && Double(out) != 0 ? "+" + out : out
+            sign ? signed(x, places: places, fixed: true) : fixedNumber(x, places: places)
         }
         guard let interval else { return text(value) }
-        let dash = interval.low < 0 ? " to " : "–"
-        return "\(text(value)) (\(text(interval.low))\(dash)\(text(interval.high)))"
+        let (low, high) = (text(interval.low), text(interval.high))
+        let dash = [low, high].contains { $0.hasPrefix("-") || $0.hasPrefix("+") } ? " to " : "–"
+        return "\(text(value)) (\(low)\(dash)\(high))"
     }
 
     /// `0–6 h`, `12–24 h`, `1–2 d`.

@@ -34,9 +34,13 @@ public struct ModelForecast: Sendable, Equatable {
     }
 }
 
-struct FNV1a {
-    var value: UInt64 = 0xcbf2_9ce4_8422_2325
-    @inline(__always) mutating func add(_ byte: UInt8) {
+/// The 64-bit FNV-1a hash, fed byte by byte: content hashes, and the seeds of `query verify`'s intervals.
+public struct FNV1a: Sendable {
+    /// The hash of what was added so far.
+    public var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    public init() {}
+    /// Adds one byte.
+    @inline(__always) public mutating func add(_ byte: UInt8) {
         value ^= UInt64(byte)
         value &*= 0x0000_0100_0000_01b3
     }

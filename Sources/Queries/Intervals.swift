@@ -37,6 +37,19 @@ public enum IntervalScore: String, CaseIterable, Sendable {
         case .brier: return s.brier?.score
         }
     }
+
+    /// The values the score can take: the t/z widening of a skewed interval near a limit (a small MAE,
+    /// a POD near 1) would otherwise reach past it, to a negative MAE.
+    public var possible: ClosedRange<Double> {
+        switch self {
+        case .bias: return -Double.infinity...Double.infinity
+        case .mae, .rmse, .errorSD: return 0...Double.infinity
+        case .correlation: return -1...1
+        case .persistenceSkill: return -Double.infinity...1
+        case .pod, .far, .csi, .brier: return 0...1
+        case .ets: return -1.0 / 3...1
+        }
+    }
 }
 
 /// The intervals of one group's scores, and how they were made.
@@ -132,8 +145,10 @@ public enum DayBootstrap {
             guard sorted.count >= resamples * 9 / 10, let estimate = score.value(total),
                 let low = Quantiles.quantile(sorted, tail), let high = Quantiles.quantile(sorted, 1 - tail)
             else { continue }
+            let possible = score.possible
             out[score] = ScoreInterval(
-                low: estimate - (estimate - low) * widen, high: estimate + (high - estimate) * widen)
+                low: max(possible.lowerBound, estimate - (estimate - low) * widen),
+                high: min(possible.upperBound, estimate + (high - estimate) * widen))
         }
         return ScoreIntervals(
             confidence: confidence, days: days.count, blockLength: length, resamples: resamples, scores: out)
@@ -194,12 +209,9 @@ public enum DayBootstrap {
     /// A seed from a group's name (FNV-1a), so every group draws its own resamples and the same
     /// command prints the same intervals.
     public static func seed(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return hash
+        var hash = FNV1a()
+        for byte in text.utf8 { hash.add(byte) }
+        return hash.value
     }
 }
 

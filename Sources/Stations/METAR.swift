@@ -216,6 +216,9 @@ public enum METAR {
         var lineNumber = 0
         var stamp: (year: Int, month: Int)? = nil
         var stations = Set<String>()
+        // A --station the file never names is a typo or the wrong file, not an empty month.
+        var others = Set<String>()
+        var wantedSeen = false
         result.variables = [
             Slot.temperature, Slot.dewPoint, Slot.precipitation, Slot.pressure, Slot.windSpeed, Slot.windDirection,
             Slot.gusts
@@ -251,7 +254,11 @@ public enum METAR {
                     line: lineNumber)
             }
             let station = String(id)
-            if let wanted, station.uppercased() != wanted.uppercased() { continue }
+            if let wanted, station.uppercased() != wanted.uppercased() {
+                others.insert(station)
+                continue
+            }
+            wantedSeen = true
             if tokens.count > 2 && tokens[2].hasPrefix("NIL") { continue }
             guard let lineMonth else {
                 throw StationFormatError(
@@ -273,6 +280,11 @@ public enum METAR {
         if stations.count > 1 {
             throw StationFormatError(
                 "the file has reports from \(stations.count) stations (\(stations.sorted().prefix(5).joined(separator: ", "))); give --station ID to import one"
+            )
+        }
+        if let wanted, !wantedSeen, !others.isEmpty {
+            throw StationFormatError(
+                "the file has no reports from \(wanted); it has reports from \(others.count) station(s) (\(others.sorted().prefix(5).joined(separator: ", ")))"
             )
         }
         if reports.isEmpty && wanted == nil { throw StationFormatError("the file has no METAR reports in it") }

@@ -64,6 +64,16 @@ struct LeadQuestionTests {
         #expect(result.stderrText.hasPrefix("Error: "))
     }
 
+    @Test("compare's narrowed table keeps the Holm-adjusted p that its 'better' column is read from")
+    func compareKeepsHolm() async throws {
+        let replay = try await hamburg()
+        let table = await replay.run("query", "compare", "--location", "Hamburg")
+        #expect(table.code == 0, "\(table.stderrText)")
+        let header = try #require(table.stdout.split(separator: "\n").first { $0.hasPrefix("lead ") })
+        #expect(header.contains("p Holm") && header.contains("better"), "\(header)")
+        #expect(header.count <= 100)
+    }
+
     @Test("trend follows every model without --model; --by day is the spelling, --every still works")
     func trendEveryModel() async throws {
         let replay = try await hamburg()
@@ -77,6 +87,12 @@ struct LeadQuestionTests {
         #expect(Set(rows.map { $0["model"] as? String }) == ["icon_seamless", "ecmwf_ifs025"])
 
         let hourly = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24")
+        // Each model's headline line states its bias interval (or not); its JSON entry carries the same.
+        let lines = hourly.stdout.split(separator: "\n").prefix(2).map(String.init)
+        for (model, line) in zip(models, lines) {
+            #expect(model.keys.contains("bias_ci_low") && model.keys.contains("bias_ci_high"), "\(model)")
+            #expect((model["bias_ci_low"] is Double) == line.contains("95% interval"), "\(line) / \(model)")
+        }
         let daily = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24", "--by", "day")
         #expect(daily.code == 0, "\(daily.stderrText)")
         let hourlyLines = hourly.stdout.split(separator: "\n").prefix(2).map(String.init)
@@ -85,6 +101,13 @@ struct LeadQuestionTests {
         #expect(hourlyLines[1].hasPrefix("ecmwf_ifs025 forecasts issued 24 h ahead"))
         // The same hours, hour by hour or per day: the same headline, period and n included.
         #expect(dailyLines == hourlyLines)
+
+        // Daily totals in the table, hourly scores in the headline: the headline says its unit is per hour.
+        let rain = await replay.run(
+            "query", "trend", "--location", "Hamburg", "--lead", "24", "--by", "day", "--var", "precipitation")
+        #expect(rain.code == 0, "\(rain.stderrText)")
+        let rainLines = rain.stdout.split(separator: "\n").prefix(2)
+        #expect(rainLines.allSatisfy { $0.contains(" mm/h)") }, "\(rain.stdout)")
 
         let old = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24", "--every", "day")
         #expect(old.code == 0)

@@ -102,6 +102,11 @@ struct OfficialStationTests {
             ("import-metar", "stations/421820-99999-2019-excerpt", [], "line 1: this is not METAR text"),
             ("import-metar", "stations/metar-washington-2018-01-11-awc.txt", ["--month", "2018-01"], "13 stations"),
             ("import-metar", "stations/metar-washington-2018-01-11-awc.txt", ["--station", "KSEA"], "--month YYYY-MM"),
+            (
+                "import-metar", "stations/metar-washington-2018-01-11-awc.txt",
+                ["--station", "KDCA", "--month", "2018-01"],
+                "no reports from KDCA"
+            ),
             ("import-metar", "rain.csv", [], "line 3: precipitation of -2.54 mm is impossible"),
             (
                 "import-meteostat", "stations/421820-99999-2019-excerpt", [],

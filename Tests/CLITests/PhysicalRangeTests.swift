@@ -160,7 +160,11 @@ struct PhysicalRangeTests {
             let db = try Database(path: box.db)
             try db.run("UPDATE hourly_forecasts SET temperature_2m = 1e19 WHERE temperature_2m = 20")
         }
-        #expect(try await ffi() == nil)
+        // Two runs left give no index; nothing to show is exit 1 (issue 27), an error saying why.
+        let left = await box.run("query", "consistency", "--location", "Here", "--format", "json")
+        #expect(left.code == 1)
+        #expect(left.stdout.isEmpty)
+        #expect(left.stderrText.contains("from three or more runs"), "\(left.stderrText)")
     }
 
     @Test("Home Assistant: an impossible mean is left empty and counted as out of range")
