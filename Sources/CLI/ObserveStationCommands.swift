@@ -166,7 +166,8 @@ enum ObserveStationCommands {
         switch kind {
         case .isd:
             let head = String(decoding: data.prefix(512), as: UTF8.self)
-            if head.contains("|") && head.lowercased().contains("station_id") {
+            let lower = head.lowercased()
+            if head.contains("|") && (lower.contains("station_id") || lower.hasPrefix("station|")) {
                 var base = OfficialImport(format: "GHCNh", variables: [])
                 let reports = try ISD.readGHCNh(data, into: &base)
                 return Parsed(base: base, reports: reports, prefix: "ghcnh")

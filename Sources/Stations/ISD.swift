@@ -115,7 +115,8 @@ public enum ISD {
             $0.trimmed()
         }
         func column(_ name: String) -> Int? { header.firstIndex { $0.lowercased() == name.lowercased() } }
-        guard header.count > 3, let stationColumn = column("Station_ID") else {
+        // NOAA's documentation names the first column Station_ID; the by-year .psv files say STATION.
+        guard header.count > 3, let stationColumn = column("Station_ID") ?? column("STATION") else {
             throw StationFormatError(
                 "this is not a GHCNh file: the first line should be the pipe-separated header starting Station_ID|Station_name|DATE",
                 line: 1)
@@ -177,7 +178,9 @@ public enum ISD {
                     name: nameColumn.map { String(cell($0)) })
             }
             var report = StationReport(
-                time: time, kind: cell(kinds).hasPrefix("FM-16") ? .special : .routine, line: lineNumber)
+                time: time,
+                kind: cell(kinds).replacingOccurrences(of: "-", with: "").hasPrefix("FM16") ? .special : .routine,
+                line: lineNumber)
             for (valueColumn, slot, factor, quality, measurement) in used {
                 let raw = cell(valueColumn)
                 if raw.isEmpty { continue }
@@ -193,6 +196,11 @@ public enum ISD {
                 if slot == Slot.precipitation && cell(measurement).contains("T") {
                     report.values[slot] = 0
                     report.trace = true
+                    continue
+                }
+                // 999 is ISD's "no direction" (calm or variable), kept by GHCNh with quality code 9.
+                if slot == Slot.windDirection && value == 999 {
+                    report.reasons[slot] = .noValue
                     continue
                 }
                 report.values[slot] = Convert.rounded(value * factor)
