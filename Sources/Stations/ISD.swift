@@ -179,7 +179,7 @@ public enum ISD {
             }
             var report = StationReport(
                 time: time,
-                kind: cell(kinds).replacingOccurrences(of: "-", with: "").hasPrefix("FM16") ? .special : .routine,
+                kind: cell(kinds).replacing("-", with: "").hasPrefix("FM16") ? .special : .routine,
                 line: lineNumber)
             for (valueColumn, slot, factor, quality, measurement) in used {
                 let raw = cell(valueColumn)
