@@ -118,7 +118,7 @@ public enum ISD {
         // NOAA's documentation names the first column Station_ID; the by-year .psv files say STATION.
         guard header.count > 3, let stationColumn = column("Station_ID") ?? column("STATION") else {
             throw StationFormatError(
-                "this is not a GHCNh file: the first line should be the pipe-separated header starting Station_ID|Station_name|DATE",
+                "this is not a GHCNh file: the first line should be the pipe-separated header starting STATION|Station_name|DATE (or Station_ID|...)",
                 line: 1)
         }
         let dateColumn = column("DATE")

@@ -364,4 +364,20 @@ struct StationReadersTests {
         #expect(old.format.contains("legacy"))
         #expect(Meteostat.stationID(fileName: "/data/10147.csv.gz") == "10147")
     }
+
+    @Test("GHCNh as NOAA writes it: STATION header, FM16 without hyphen is a special, direction 999 is none")
+    func ghcnhNOAASpelling() throws {
+        let psv = """
+            STATION|DATE|temperature|temperature_Report_Type|wind_speed|wind_direction|wind_direction_Quality_Code
+            USW00003184|2020-01-01T00:53:00|12.8|FM15|0.0|999|9
+            USW00003184|2020-01-01T01:10:00|11.0|FM16|3.0|999|9
+            """
+        var base = OfficialImport(format: "GHCNh", variables: [])
+        let reports = try ISD.readGHCNh(Data(psv.utf8), into: &base)
+        #expect(base.station == "USW00003184")
+        #expect(reports.map(\.kind) == [.routine, .special])
+        #expect(reports.map { $0.values[Slot.windDirection] } == [nil, nil])
+        #expect(reports[0].reasons[Slot.windDirection] == .calm)
+        #expect(reports[1].reasons[Slot.windDirection] == .noValue)
+    }
 }
