@@ -36,7 +36,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
     public var isNotADatabase: Bool { code == SQLITE_NOTADB || code == SQLITE_CORRUPT }
     public var isReadOnly: Bool { code == SQLITE_READONLY }
-    public var isDiskFull: Bool { code == SQLITE_FULL }
+    /// A full disk: `SQLITE_FULL`, or `SQLITE_IOERR_SHMSIZE` (4874, a macro Swift cannot import):
+    /// a WAL file's `-shm` index that cannot grow, which only a disk without room does.
+    public var isDiskFull: Bool { code == SQLITE_FULL || extendedCode == 4874 }
     /// A statement stopped by `sqlite3_interrupt` or a progress handler (`Database.limitWork`).
     public var isInterrupted: Bool { code == SQLITE_INTERRUPT }
     public var isCantOpen: Bool { code == SQLITE_CANTOPEN }

@@ -20,6 +20,13 @@ struct DatabaseTests {
         #expect(try db.scalarInt("PRAGMA busy_timeout") == 5000)
     }
 
+    @Test(
+        "a full disk is SQLITE_FULL or a WAL index that cannot grow (SQLITE_IOERR_SHMSIZE); other I/O errors are not",
+        arguments: [(13, true), (13 | (1 << 8), true), (4874, true), (10, false), (778, false), (5, false)])
+    func diskFull(code: Int32, full: Bool) {
+        #expect(SQLiteError(extendedCode: code, message: "", sql: nil).isDiskFull == full)
+    }
+
     @Test("errors carry the extended code, SQLite's message and the SQL")
     func typedErrors() throws {
         let db = try Database(path: temporaryPath())
