@@ -247,22 +247,8 @@ enum ObserveStationCommands {
             "  reports used \(result.reportsUsed); outranked by a better one for the hour \(result.reportsOutranked); more than 15 minutes from any hour \(result.reportsOffHour)"
                 + (result.traceHours > 0 ? "; trace precipitation (stored as 0 mm) in \(result.traceHours) hours" : "")
         )
-        var reasons = Set<OfficialMissingReason>()
-        let width = result.variables.map { Variables.hourly[$0].name.count }.max() ?? 0
-        for variable in result.variables {
-            let name = Variables.hourly[variable].name
-            var line =
-                "  " + name + String(repeating: " ", count: width - name.count)
-                + "  \(result.stored[variable] ?? 0) hours"
-            let missing = (result.missing[variable] ?? [:]).sorted { $0.key < $1.key }
-            if !missing.isEmpty {
-                line +=
-                    "; missing \(missing.reduce(0) { $0 + $1.value }): "
-                    + missing.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
-                reasons.formUnion(missing.map(\.key))
-            }
-            context.note(line)
-        }
-        for reason in reasons.sorted() { context.note("  (\(reason.rawValue): \(reason.explanation))") }
+        noteHoursByVariable(result.variables, stored: result.stored, missing: result.missing, context)
     }
 }
+
+extension OfficialMissingReason: MissingHourReason {}

@@ -207,22 +207,36 @@ enum StationImportCommands {
         context.note(
             "Stored \(result.hours.count) of \(result.hoursConsidered) hours for \(location.name) (source \(source)), valid \(CivilTime.isoUTC(first)) to \(CivilTime.isoUTC(last))"
         )
-        var reasons = Set<StationMissingReason>()
-        let width = result.variables.map { Variables.hourly[$0].name.count }.max() ?? 0
-        for variable in result.variables {
-            let name = Variables.hourly[variable].name
-            var line =
-                "  " + name + String(repeating: " ", count: width - name.count)
-                + "  \(result.stored[variable] ?? 0) hours"
-            let missing = (result.missing[variable] ?? [:]).sorted { $0.key < $1.key }
-            if !missing.isEmpty {
-                line +=
-                    "; missing \(missing.reduce(0) { $0 + $1.value }): "
-                    + missing.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
-                reasons.formUnion(missing.map(\.key))
-            }
-            context.note(line)
-        }
-        for reason in reasons.sorted() { context.note("  (\(reason.rawValue): \(reason.explanation))") }
+        noteHoursByVariable(result.variables, stored: result.stored, missing: result.missing, context)
     }
+}
+
+/// Why an hour of a variable was not stored, as a station import reports it.
+protocol MissingHourReason: Hashable, Comparable, RawRepresentable where RawValue == String {
+    /// What the reason means, for the note under the counts.
+    var explanation: String { get }
+}
+
+extension StationMissingReason: MissingHourReason {}
+
+/// Each variable's stored hours and its missing hours by reason, then what each reason named means.
+func noteHoursByVariable<Reason: MissingHourReason>(
+    _ variables: [Int], stored: [Int: Int], missing: [Int: [Reason: Int]], _ context: Context
+) {
+    var reasons = Set<Reason>()
+    let width = variables.map { Variables.hourly[$0].name.count }.max() ?? 0
+    for variable in variables {
+        let name = Variables.hourly[variable].name
+        var line =
+            "  " + name + String(repeating: " ", count: width - name.count) + "  \(stored[variable] ?? 0) hours"
+        let counts = (missing[variable] ?? [:]).sorted { $0.key < $1.key }
+        if !counts.isEmpty {
+            line +=
+                "; missing \(counts.reduce(0) { $0 + $1.value }): "
+                + counts.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+            reasons.formUnion(counts.map(\.key))
+        }
+        context.note(line)
+    }
+    for reason in reasons.sorted() { context.note("  (\(reason.rawValue): \(reason.explanation))") }
 }
