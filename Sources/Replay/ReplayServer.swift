@@ -303,7 +303,9 @@ public final class ReplayServer: @unchecked Sendable {
             write(fd, control(path: path, target: target))
             return .close
         }
-        lock.withLock { log.append(target) }
+        // A ranged request is logged with its range, so a test can tell a resumed download.
+        let range = Self.rangeStart(head)
+        lock.withLock { log.append(target + (range.map { " Range: bytes=\($0)-" } ?? "")) }
 
         guard method == "GET" || method == "HEAD" else {
             write(fd, Response(status: 405, body: Self.errorBody("Method not allowed")))
@@ -313,7 +315,7 @@ public final class ReplayServer: @unchecked Sendable {
         switch nextFault(for: path) {
         case nil:
             let keep = !head.lowercased().contains("\r\nconnection: close")
-            write(fd, route(path: path, target: target), keepAlive: keep)
+            write(fd, Self.ranged(route(path: path, target: target), from: range), keepAlive: keep)
             return keep ? .keepOpen : .close
         case .tooManyRequests(let reason, let retryAfter)?:
             write(
@@ -344,7 +346,7 @@ public final class ReplayServer: @unchecked Sendable {
             Thread.sleep(forTimeInterval: seconds)
             write(fd, route(path: path, target: target))
         case .truncatedBody?:
-            let r = route(path: path, target: target)
+            let r = Self.ranged(route(path: path, target: target), from: range)
             Socket.sendAll(fd, header(r, contentLength: r.body.count))
             Socket.sendAll(fd, r.body.prefix(r.body.count / 2))
         case .reset?:
@@ -412,6 +414,30 @@ public final class ReplayServer: @unchecked Sendable {
         Socket.sendAll(fd, all)
     }
 
+    /// N of a `Range: bytes=N-` request header (the only form a resuming download sends).
+    static func rangeStart(_ head: String) -> Int? {
+        for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("range:") {
+            let value = line.dropFirst("range:".count).drop { $0 == " " }
+            guard value.hasPrefix("bytes="), value.hasSuffix("-") else { return nil }
+            return Int(value.dropFirst("bytes=".count).dropLast())
+        }
+        return nil
+    }
+
+    /// A 200 answer as a static file server sends it for `Range: bytes=N-`: 206 with the bytes from
+    /// N on and their Content-Range (416 past the end).
+    private static func ranged(_ r: Response, from start: Int?) -> Response {
+        guard let start, r.status == 200 else { return r }
+        guard start < r.body.count else {
+            return Response(status: 416, body: Data(), headers: [("Content-Range", "bytes */\(r.body.count)")])
+        }
+        var partial = r
+        partial.status = 206
+        partial.body = r.body.subdata(in: start..<r.body.count)
+        partial.headers.append(("Content-Range", "bytes \(start)-\(r.body.count - 1)/\(r.body.count)"))
+        return partial
+    }
+
     static func errorBody(_ reason: String) -> Data {
         Data("{\"error\":true,\"reason\":\(JSONText.quote(reason))}".utf8)
     }
@@ -430,6 +456,7 @@ public final class ReplayServer: @unchecked Sendable {
     private static func statusText(_ code: Int) -> String {
         switch code {
         case 200: return "OK"
+        case 206: return "Partial Content"
         case 302: return "Found"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
