@@ -141,7 +141,8 @@ struct ScoreEdgeTests {
         let path = try box.write("run.json", json)
         let result = await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(noon))
         #expect(result.code == 0, "\(result.stderrText)")
-        let current = try storedObservations(box.db, source: "current")
+        // An unsuffixed response is best_match's: its current conditions are current:best_match.
+        let current = try storedObservations(box.db, source: "current:best_match")
         #expect(current[noon]?["temperature_2m"] == 20)
         #expect(current[noon]?["precipitation"] == stored)
     }
