@@ -45,7 +45,7 @@ enum ObserveStationCommands {
 
         func validate() throws {
             try range.validate()
-            if let source, source.isEmpty || ["current", "analysis", "era5"].contains(source) {
+            if let source, source.isEmpty || SourceNames.isReserved(source) || source == SourceNames.era5 {
                 throw UsageError("--source '\(source)' is a name wxdb gives its own observations; pick another name")
             }
             if let timezone, TimeZone(identifier: timezone) == nil {
@@ -150,8 +150,16 @@ enum ObserveStationCommands {
         stationImport.lastHour = imported.lastHour
         try store.replaceStationObservations(
             stationImport, locationID: location.id, source: source, recordedAt: context.nowUnix)
-        if let place = imported.place { warnIfFar(place, station: station, location: location, context: context) }
-        report(imported, path: path, location: location, source: source, context: context)
+        if imported.firstHour == nil {
+            // Nothing stored: `report` says so; where the station is does not matter then.
+        } else if let place = imported.place ?? cataloguePlace(station, context) {
+            warnIfFar(place, station: station, location: location, context: context)
+        } else {
+            context.note(
+                "Note: \(path) does not say where station \(station) is, and NOAA's station list (cached by 'wxdb observe stations --near NAME') \(cachedCatalogue(context) == nil ? "has not been fetched" : "does not have it"): wxdb cannot check that it is near \(location.name)"
+            )
+        }
+        try report(imported, path: path, location: location, source: source, context: context)
     }
 
     /// A file read, before the hour rule.
@@ -198,6 +206,27 @@ enum ObserveStationCommands {
         }
     }
 
+    /// The station list as `observe stations` or `observe fetch` cached it, however old (an import
+    /// never goes to the network: an old list still knows where a station is).
+    static func cachedCatalogue(_ context: Context) -> [CatalogueStation]? {
+        let file = ObserveStationFetch.cacheFolder(context).appendingPathComponent("isd-history.csv")
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        return try? StationCatalogue.parse(data)
+    }
+
+    /// Where the cached station list puts `station`: by ISD id or ICAO code, or a Meteostat/WMO
+    /// number as the USAF id it is the first five digits of (10147 → 101470-…).
+    static func cataloguePlace(_ station: String, _ context: Context) -> StationPlace? {
+        guard let list = cachedCatalogue(context) else { return nil }
+        var found = StationCatalogue.find(station, in: list)
+        if found == nil, station.count == 5, station.allSatisfy(\.isNumber) {
+            found = list.last { $0.id.hasPrefix(station + "0-") }
+        }
+        return found.map {
+            StationPlace(latitude: $0.latitude, longitude: $0.longitude, elevation: $0.elevation, name: $0.name)
+        }
+    }
+
     /// A station farther than this from the location, or this much higher or lower, may not
     /// represent it; it is accepted with a warning.
     static let farKilometres = 25.0
@@ -225,7 +254,7 @@ enum ObserveStationCommands {
     /// hours missing by reason.
     static func report(
         _ result: OfficialImport, path: String, location: Location, source: String, context: Context
-    ) {
+    ) throws {
         let notes = result.notes.isEmpty ? "" : "; " + result.notes.joined(separator: "; ")
         context.note("Read \(result.reportsRead) reports (\(result.format)) from \(path)\(notes)")
         if result.modelFilledValues > 0 || result.modelFilledRows > 0 {
@@ -237,8 +266,7 @@ enum ObserveStationCommands {
             context.note("Left out \(result.erroneousValues) values whose quality code marks them erroneous or suspect")
         }
         guard let first = result.firstHour, let last = result.lastHour else {
-            context.note("Nothing to import in that file and time range; nothing was stored for \(location.name)")
-            return
+            throw nothingToImport(path: path, read: "\(result.reportsRead) reports", location: location)
         }
         context.note(
             "Stored \(result.hours.count) of \(result.hoursConsidered) hours for \(location.name) (source \(source)), valid \(CivilTime.isoUTC(first)) to \(CivilTime.isoUTC(last))"

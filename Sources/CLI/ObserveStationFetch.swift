@@ -43,18 +43,62 @@ enum ObserveStationFetch {
             expectsJSON: false)
     }
 
-    /// One GET, its failure worded for the archive it went to.
-    static func download(_ url: URL, _ client: HTTPClient, what: String, kept: String, context: Context)
-        async throws -> Data
-    {
+    /// How many times one file's download may be cut and resumed before the command gives up
+    /// (keeping what arrived for the next run).
+    static let resumes = 5
+
+    /// One GET, its failure worded for the archive it went to. With `part` (a static file that
+    /// answers `Range`), a body the connection cuts short is kept in `part` and the rest asked for
+    /// with `Range: bytes=N-`, in this run or, when it gives up, the next one.
+    static func download(
+        _ url: URL, _ client: HTTPClient, what: String, kept: String, part: URL? = nil, context: Context
+    ) async throws -> Data {
+        var have = part.flatMap { FileManager.default.contents(atPath: $0.path) } ?? Data()
+        if !have.isEmpty {
+            context.note("  \(what): resuming the download kept from an earlier run at byte \(have.count)")
+        }
+        for _ in 0...resumes {
+            let response = try await get(
+                url, client, what: what, kept: kept, from: have.count, keepsPart: part != nil, context: context)
+            // 206 carries the rest from where it was asked; a 200 (a server that ignores Range) all of it.
+            let rangeStart = response.headers["content-range"].flatMap { Self.rangeStart($0) }
+            if response.status == 206, rangeStart == have.count {
+                have.append(response.body)
+            } else {
+                have = response.body
+            }
+            guard let part else { return have }
+            if response.complete {
+                try? FileManager.default.removeItem(at: part)
+                return have
+            }
+            try? have.write(to: part, options: .atomic)
+            context.note("  \(what): the connection was cut after \(have.count) bytes; asking for the rest")
+        }
+        throw CLIError(
+            "the download of \(what) was cut \(resumes + 1) times; the \(have.count) bytes that arrived are kept in \(part?.path ?? "the cache") and the same command resumes from there\(kept)"
+        )
+    }
+
+    /// N of a `Content-Range: bytes N-M/T` header.
+    static func rangeStart(_ header: String) -> Int? {
+        guard header.hasPrefix("bytes "), let dash = header.firstIndex(of: "-") else { return nil }
+        return Int(header[header.index(header.startIndex, offsetBy: 6)..<dash])
+    }
+
+    static func get(
+        _ url: URL, _ client: HTTPClient, what: String, kept: String, from offset: Int, keepsPart: Bool,
+        context: Context
+    ) async throws -> HTTPResponse {
         do {
-            return try await client.get(url) { attempt in
+            let range = offset > 0 ? [(name: "Range", value: "bytes=\(offset)-")] : []
+            return try await client.get(url, headers: range, keepsPartialBody: keepsPart) { attempt in
                 if let error = attempt.error, let wait = attempt.retryAfter {
                     context.note(
                         "  \(what): attempt \(attempt.number) failed (\(short(error))); retrying in \(String(printf: "%.1f", wait)) s"
                     )
                 }
-            }.body
+            }
         } catch {
             let host = url.host ?? "the server"
             switch error {
@@ -284,7 +328,9 @@ enum ObserveStationFetch {
                     kept > 0
                     ? "; the \(kept) of \(chunks.count) parts already downloaded are kept in \(folder.path) and will not be asked for again. Nothing was stored yet"
                     : ". Nothing was stored"
-                let body = try await download(url, http, what: what, kept: keptNote, context: context)
+                let body = try await download(
+                    url, http, what: what, kept: keptNote,
+                    part: isISD ? folder.appendingPathComponent(chunk.label + ".gz.part") : nil, context: context)
                 // Kept only when complete: a part reaching into the current day is asked for again next time.
                 if chunk.end <= (context.nowUnix - context.nowUnix % 3600) - 86400 {
                     if (try? body.write(to: file, options: .atomic)) != nil { kept += 1 }
@@ -334,7 +380,7 @@ enum ObserveStationFetch {
         if let place = base.place {
             ObserveStationCommands.warnIfFar(place, station: station, location: location, context: context)
         }
-        ObserveStationCommands.report(
+        try ObserveStationCommands.report(
             base, path: isISD ? "NCEI ISD-Lite" : "IEM asos.py", location: location, source: source, context: context)
     }
 

@@ -97,10 +97,11 @@ enum QueryCompare {
             .init("lead_from_h", .integer, only: [.csv, .json]), .init("lead_to_h", .integer, only: [.csv, .json]),
             .init("n", .integer, label: "hours"),
             .init("days", .integer, only: [.csv, .json]),
-            .init("mae_a", .number(places: 2), label: "MAE \(a)", unit: unit, only: [.table, .csv]),
-            .init("mae_b", .number(places: 2), label: "MAE \(b)", unit: unit, only: [.table, .csv]),
-            .init("rmse_a", .number(places: 2), label: "RMSE \(a)", unit: unit, only: [.table, .csv]),
-            .init("rmse_b", .number(places: 2), label: "RMSE \(b)", unit: unit, only: [.table, .csv]),
+            // A and B, named once in the title: two model names in four headers made the table wide.
+            .init("mae_a", .number(places: 2), label: "MAE A", unit: unit, only: [.table, .csv]),
+            .init("mae_b", .number(places: 2), label: "MAE B", unit: unit, only: [.table, .csv]),
+            .init("rmse_a", .number(places: 2), label: "RMSE A", unit: unit, only: [.table, .csv]),
+            .init("rmse_b", .number(places: 2), label: "RMSE B", unit: unit, only: [.table, .csv]),
             .init("mae", .number(places: 2), only: [.json]), .init("rmse", .number(places: 2), only: [.json]),
             .init("mean_difference", .signed(places: 2), label: "diff", unit: unit),
             .init("ci_low", .signed(places: 2), label: "\(percent)% CI from", unit: unit),
@@ -152,7 +153,7 @@ enum QueryCompare {
             : "diff = mean over days of the day's MAE \(a) − MAE \(b) (HLN)"
         report.title =
             result.headline + "\n"
-            + "\(location.name), \(result.variable.name) against \(result.source) observations; \(definition)\n"
+            + "\(location.name), \(result.variable.name) against \(result.source) observations; A = \(a), B = \(b); \(definition)\n"
         report.footer = result.notes.map { "Note: " + $0 + "\n" }.joined()
         return report
     }

@@ -220,9 +220,10 @@ enum QueryVerify {
 
         var report = Report(columns: columns)
         let threshold = result.options.thresholdMillimetres
-        // An arithmetic mean of angles is no mean direction (350° and 10° average to 180°), and
-        // Pearson's r of angles depends on where 0° is: the kept sums hold neither a circular mean
-        // nor a circular correlation, so a direction shows none (bias, MAE and RMSE go the short way).
+        // An arithmetic mean of angles is no mean direction (350° and 10° average to 180°): a
+        // direction's means are circular ones, from the kept Σsin and Σcos (none for a group pruned
+        // before they were kept). Pearson's r of angles depends on where 0° is, and the sums hold no
+        // circular correlation: none is shown (bias, MAE and RMSE go the short way round).
         let circular = variable.verification == .circular
         report.rows = result.rows.map { row in
             let s = row.scores
@@ -232,8 +233,10 @@ enum QueryVerify {
                 .text(leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours), .int(row.leadToHours),
                 .int(s.n),
                 .number(s.bias), .number(s.mae), .number(s.rmse), .number(s.errorStdDev),
-                .number(circular ? nil : s.correlation), .number(circular ? nil : s.meanForecast),
-                .number(circular ? nil : s.meanObserved), .time(row.firstValidTime), .time(row.lastValidTime)
+                .number(circular ? nil : s.correlation),
+                .number(circular ? row.sums.meanDirections?.forecast : s.meanForecast),
+                .number(circular ? row.sums.meanDirections?.observed : s.meanObserved), .time(row.firstValidTime),
+                .time(row.lastValidTime)
             ]
             if !isProbability {
                 cells += [

@@ -180,12 +180,24 @@ struct Report {
         return (table(shown), left.reversed())
     }
 
+    /// The unit most of a table's columns share, said once at the end of the header line instead of
+    /// in each header (nil when no two columns share one).
+    static func sharedUnit(_ columns: [Column]) -> String? {
+        var counts: [String: Int] = [:]
+        for unit in columns.compactMap(\.unit) where !unit.isEmpty { counts[unit, default: 0] += 1 }
+        let unit = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }
+        return unit.flatMap { $0.value >= 2 ? $0.key : nil }
+    }
+
     private func table(_ shown: [(Int, Column)]) -> String {
+        let shared = Self.sharedUnit(shown.map(\.1))
         var table = Table(
             headers: shown.map { _, column in
                 let label = column.label ?? column.name
-                return column.unit.map { "\(label) \($0)" } ?? label
+                guard let unit = column.unit, unit != shared else { return label }
+                return "\(label) \(unit)"
             })
+        table.headerNote = shared.map { "(\($0))" }
         for (position, (_, column)) in shown.enumerated() {
             switch column.kind {
             case .text, .time: break
@@ -226,6 +238,8 @@ struct Table {
     var rows: [[String]] = []
     /// Columns to right-align (numbers).
     var rightAligned: Set<Int> = []
+    /// Text after the last header (the unit the columns share).
+    var headerNote: String?
 
     /// Linear in the size of the table: each cell's width is counted once and each line is
     /// built in one buffer (a regex per line was quadratic in a long cell's padding).
@@ -251,7 +265,14 @@ struct Table {
             }
             out.append(0x0A)
         }
-        line(headers, headers.map(\.count))
+        if let headerNote {
+            // As one more cell, so padding of the last header puts it two spaces after the widest cell.
+            widths.append(headerNote.count)
+            line(headers + [headerNote], headers.map(\.count) + [headerNote.count])
+            widths.removeLast()
+        } else {
+            line(headers, headers.map(\.count))
+        }
         line(widths.map { String(repeating: "-", count: $0) }, widths)
         for (row, cellWidths) in zip(rows, counted) { line(row, cellWidths) }
         return String(decoding: out, as: UTF8.self)

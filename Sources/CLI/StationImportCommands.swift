@@ -129,7 +129,7 @@ enum StationImportCommands {
         let result = try WeewxArchive.read(path: args.path, from: range.from, to: range.to)
         try store.replaceStationObservations(
             result, locationID: location.id, source: source, recordedAt: context.nowUnix)
-        report(result, what: "weewx records", path: args.path, location: location, source: source, context: context)
+        try report(result, what: "weewx records", path: args.path, location: location, source: source, context: context)
     }
 
     static func runHomeAssistant(_ args: HomeAssistantOptions, _ context: Context) throws {
@@ -145,7 +145,8 @@ enum StationImportCommands {
             path: args.path, sensors: args.sensors, from: range.from, to: range.to)
         try store.replaceStationObservations(
             result, locationID: location.id, source: source, recordedAt: context.nowUnix)
-        report(result, what: "statistics rows", path: args.path, location: location, source: source, context: context)
+        try report(
+            result, what: "statistics rows", path: args.path, location: location, source: source, context: context)
     }
 
     /// Variables a sensor can measure: not codes or instants, and not a forecast's probability.
@@ -197,18 +198,25 @@ enum StationImportCommands {
     /// and the hours missing by reason.
     static func report(
         _ result: StationImport, what: String, path: String, location: Location, source: String, context: Context
-    ) {
+    ) throws {
         let units = result.units.isEmpty ? "" : "; units: " + result.units.joined(separator: ", ")
         context.note("Read \(result.recordsRead) \(what) from \(path)\(units)")
         guard let first = result.firstHour, let last = result.lastHour else {
-            context.note("Nothing to import in that file and time range; nothing was stored for \(location.name)")
-            return
+            throw nothingToImport(path: path, read: "\(result.recordsRead) \(what)", location: location)
         }
         context.note(
             "Stored \(result.hours.count) of \(result.hoursConsidered) hours for \(location.name) (source \(source)), valid \(CivilTime.isoUTC(first)) to \(CivilTime.isoUTC(last))"
         )
         noteHoursByVariable(result.variables, stored: result.stored, missing: result.missing, context)
     }
+}
+
+/// A station file with no hour in the range asked for: stored nothing, which a script must not
+/// take for success (the queries' "nothing to show" is exit 1 too).
+func nothingToImport(path: String, read: String, location: Location) -> CLIError {
+    CLIError(
+        "no hour to import from \(path) (read \(read)): none falls in the time range asked for, for that station. Nothing was stored for \(location.name); check --from/--to (or --month, --station) against the file's dates"
+    )
 }
 
 /// Why an hour of a variable was not stored, as a station import reports it.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// One point of a series: where it goes, the pairs (or hours) behind it, and its tooltip.
 public struct ChartPoint: Sendable, Equatable {
     public var x: Double
@@ -18,14 +20,23 @@ public struct ChartPoint: Sendable, Equatable {
 /// A named line (or set of markers) of a chart.
 public struct ChartSeries: Sendable, Equatable {
     public enum Colour: Sendable, Equatable {
-        /// The `n`-th colour of the palette (Okabe–Ito order).
+        /// The `n`-th colour of the palette (Okabe–Ito order, then Tol's), with the `n`-th marker shape:
+        /// ten series before either repeats.
         case palette(Int)
         /// The text colour: observations, the thing forecasts are measured against.
         case observed
         var cssClass: String {
             switch self {
-            case .palette(let index): return "c\(index % 7)"
+            case .palette(let index): return "c\(index % Self.count)"
             case .observed: return "cobs"
+            }
+        }
+        /// How many colours (and marker shapes) there are before they repeat.
+        public static let count = 10
+        var marker: Marker {
+            switch self {
+            case .palette(let index): return Marker.allCases[index % Self.count]
+            case .observed: return .circle
             }
         }
     }
@@ -246,8 +257,9 @@ public struct LineChart: Sendable {
                     var tip = s.name
                     if let note = point.note { tip += ": " + note }
                     if let n = point.n { tip += " (n=\(n))" }
-                    out +=
-                        "<circle class=\"\(colour)\" cx=\"\(SVG.coordinate(x(point.x)))\" cy=\"\(SVG.coordinate(y(point.y)))\" r=\"\(SVG.fixed(radius(point.n), places: 1))\"><title>\(SVG.escape(tip))</title></circle>"
+                    out += s.colour.marker.element(
+                        cssClass: colour, x: x(point.x), y: y(point.y), radius: radius(point.n),
+                        inner: "<title>\(SVG.escape(tip))</title>")
                 }
             }
             out += "</g>"
@@ -283,8 +295,7 @@ public struct LineChart: Sendable {
                     "<path class=\"line \(colour)\(s.dash > 0 ? " d\(s.dash)" : "")\" d=\"M\(SVG.coordinate(lx)) \(SVG.coordinate(ly - 4))h22\"/>"
             }
             if s.markers {
-                out +=
-                    "<circle class=\"\(colour)\" cx=\"\(SVG.coordinate(lx + 11))\" cy=\"\(SVG.coordinate(ly - 4))\" r=\"3\"/>"
+                out += s.colour.marker.element(cssClass: colour, x: lx + 11, y: ly - 4, radius: 3.5)
             }
             out += SVG.text(s.name, x: lx + 28, y: ly)
         }
@@ -297,6 +308,68 @@ public struct LineChart: Sendable {
         }
         out += "</g></svg>"
         return SVG.presented(out)
+    }
+}
+
+/// The shape of a series' markers: with the colour, each of ten series has its own, so lines stay
+/// apart for readers who cannot tell two colours apart and in black-and-white print.
+enum Marker: CaseIterable {
+    case circle, square, triangle, diamond, triangleDown, pentagon, star, plus, cross, hexagon
+
+    /// The marker at (x, y) whose size matches a circle of `radius`; `inner` goes inside the element
+    /// (a tooltip).
+    func element(cssClass: String, x: Double, y: Double, radius: Double, inner: String = "") -> String {
+        let close = inner.isEmpty ? "/>" : ">\(inner)</\(self == .circle ? "circle" : "path")>"
+        if self == .circle {
+            return
+                "<circle class=\"\(cssClass)\" cx=\"\(SVG.coordinate(x))\" cy=\"\(SVG.coordinate(y))\" r=\"\(SVG.fixed(radius, places: 1))\"\(close)"
+        }
+        // Corners relative to the first one, so the same shape has the same path wherever it is.
+        let corners = outline(radius)
+        var d = "M\(SVG.coordinate(x + corners[0].0)) \(SVG.coordinate(y + corners[0].1))"
+        for index in corners.indices.dropFirst() {
+            let dx = corners[index].0 - corners[index - 1].0
+            let dy = corners[index].1 - corners[index - 1].1
+            d += "l\(SVG.fixed(dx, places: 2)) \(SVG.fixed(dy, places: 2))"
+        }
+        return "<path class=\"\(cssClass)\" d=\"\(d)z\"\(close)"
+    }
+
+    /// The corners of the shape around (0, 0), y down; polygons are drawn a little larger than the
+    /// circle so they look the same size.
+    private func outline(_ radius: Double) -> [(Double, Double)] {
+        let r = radius * 1.25
+        func regular(_ sides: Int, start: Double, size: Double = r) -> [(Double, Double)] {
+            (0..<sides).map { k in
+                let angle = start + 2 * Double.pi * Double(k) / Double(sides)
+                return (size * cos(angle), size * sin(angle))
+            }
+        }
+        switch self {
+        case .circle: return []
+        case .square: return regular(4, start: Double.pi / 4, size: r * 0.95)
+        case .triangle: return regular(3, start: -Double.pi / 2, size: r * 1.1)
+        case .diamond: return regular(4, start: -Double.pi / 2, size: r * 1.05)
+        case .triangleDown: return regular(3, start: Double.pi / 2, size: r * 1.1)
+        case .pentagon: return regular(5, start: -Double.pi / 2)
+        case .hexagon: return regular(6, start: 0)
+        case .star:
+            return (0..<10).map { k in
+                let angle = -Double.pi / 2 + Double.pi * Double(k) / 5
+                let size = k % 2 == 0 ? r * 1.2 : r * 0.5
+                return (size * cos(angle), size * sin(angle))
+            }
+        case .plus, .cross:
+            // A cross of two bars a third of its width, upright (+) or turned by 45° (×).
+            let a = r, b = r / 3
+            let upright: [(Double, Double)] = [
+                (-b, -a), (b, -a), (b, -b), (a, -b), (a, b), (b, b), (b, a), (-b, a), (-b, b), (-a, b), (-a, -b),
+                (-b, -b)
+            ]
+            guard self == .cross else { return upright }
+            let turn = 0.5.squareRoot()
+            return upright.map { p in ((p.0 - p.1) * turn, (p.0 + p.1) * turn) }
+        }
     }
 }
 

@@ -77,8 +77,10 @@ public enum SVG {
         return fixed(value, places: places)
     }
 
-    /// The stylesheet the charts' classes need: Okabe–Ito colours, which colour-blind readers can
-    /// tell apart, and text and axes in `currentColor` so dark mode only changes the page colour.
+    /// The stylesheet the charts' classes need: the seven Okabe–Ito colours, which colour-blind readers
+    /// can tell apart, then three of Paul Tol's (wine, indigo, olive) so nine models never share a
+    /// colour; text and axes in `currentColor` so dark mode only changes the page colour (and the
+    /// colours too dark to read on it).
     public static let css = """
         .wx-chart{font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:100%;height:auto}
         .wx-chart text{fill:currentColor}
@@ -91,13 +93,16 @@ public enum SVG {
         .wx-chart .c0{stroke:#0072B2;fill:#0072B2}.wx-chart .c1{stroke:#D55E00;fill:#D55E00}
         .wx-chart .c2{stroke:#009E73;fill:#009E73}.wx-chart .c3{stroke:#CC79A7;fill:#CC79A7}
         .wx-chart .c4{stroke:#E69F00;fill:#E69F00}.wx-chart .c5{stroke:#56B4E9;fill:#56B4E9}
-        .wx-chart .c6{stroke:#F0E442;fill:#F0E442}.wx-chart .cobs{stroke:currentColor;fill:currentColor}
+        .wx-chart .c6{stroke:#F0E442;fill:#F0E442}.wx-chart .c7{stroke:#882255;fill:#882255}
+        .wx-chart .c8{stroke:#332288;fill:#332288}.wx-chart .c9{stroke:#999933;fill:#999933}
+        .wx-chart .cobs{stroke:currentColor;fill:currentColor}
         .wx-chart .d1{stroke-dasharray:6 3}.wx-chart .d2{stroke-dasharray:2 3}.wx-chart .d3{stroke-dasharray:8 3 2 3}
         .wx-chart path.line{fill:none}.wx-chart path.line.cobs{stroke-width:1.5}
         .wx-chart .n-row text{fill:inherit;stroke:none}
         .wx-chart .k-fetched{fill:#009E73}.wx-chart .k-repeated{fill:#56B4E9}.wx-chart .k-missed{fill:#D55E00}
         .wx-chart .k-failed{fill:#D55E00}
-        @media (prefers-color-scheme:dark){.wx-chart .c0{stroke:#56B4E9;fill:#56B4E9}}
+        @media (prefers-color-scheme:dark){.wx-chart .c0{stroke:#8FA8FF;fill:#8FA8FF}
+        .wx-chart .c7{stroke:#E2789F;fill:#E2789F}.wx-chart .c8{stroke:#A394F0;fill:#A394F0}}
         """
 
     /// The presentation attributes that give an element of `classes` the look `css` gives it:
@@ -155,7 +160,7 @@ public enum SVG {
 
     static let paletteColours = [
         "c0": "#0072B2", "c1": "#D55E00", "c2": "#009E73", "c3": "#CC79A7", "c4": "#E69F00", "c5": "#56B4E9",
-        "c6": "#F0E442"
+        "c6": "#F0E442", "c7": "#882255", "c8": "#332288", "c9": "#999933"
     ]
     static let stateColours = [
         "k-fetched": "#009E73", "k-repeated": "#56B4E9", "k-missed": "#D55E00", "k-failed": "#D55E00"

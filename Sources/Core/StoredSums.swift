@@ -1,3 +1,5 @@
+import Glibc
+
 /// One partial sum a score keeps, as a column of the `verification_summaries` table.
 public struct SumColumn: Sendable, Equatable {
     /// The column name.
@@ -111,13 +113,80 @@ extension PersistenceSums: StoredSums {
     }
 }
 
+/// A direction's circular sums (migration 0013): Σsin and Σcos of the forecast and observed
+/// angles, from which the mean directions follow (atan2 of the mean sine and cosine). `n` counts
+/// the pairs they hold: a group whose pairs were pruned before 0013 holds fewer than its scores,
+/// and then has no mean direction.
+public struct DirectionSums: Sendable, Equatable {
+    public var n: Int
+    public var sumSinF: Double
+    public var sumCosF: Double
+    public var sumSinO: Double
+    public var sumCosO: Double
+
+    public init(n: Int = 0, sumSinF: Double = 0, sumCosF: Double = 0, sumSinO: Double = 0, sumCosO: Double = 0) {
+        self.n = n
+        self.sumSinF = sumSinF
+        self.sumCosF = sumCosF
+        self.sumSinO = sumSinO
+        self.sumCosO = sumCosO
+    }
+
+    /// Adds one pair of directions in degrees.
+    public mutating func add(forecastDegrees f: Double, observedDegrees o: Double) {
+        guard f.isFinite, o.isFinite else { return }
+        n += 1
+        let radians = Double.pi / 180
+        sumSinF += sin(f * radians)
+        sumCosF += cos(f * radians)
+        sumSinO += sin(o * radians)
+        sumCosO += cos(o * radians)
+    }
+
+    public mutating func merge(_ other: DirectionSums) {
+        n += other.n
+        sumSinF += other.sumSinF
+        sumCosF += other.sumCosF
+        sumSinO += other.sumSinO
+        sumCosO += other.sumCosO
+    }
+
+    /// The circular mean of the forecast directions in [0, 360); nil without pairs or when they
+    /// cancel out (no direction is the mean of north and south).
+    public var meanForecast: Double? { Self.mean(sin: sumSinF, cos: sumCosF, n: n) }
+    /// The circular mean of the observed directions.
+    public var meanObserved: Double? { Self.mean(sin: sumSinO, cos: sumCosO, n: n) }
+
+    static func mean(sin s: Double, cos c: Double, n: Int) -> Double? {
+        guard n > 0 else { return nil }
+        // A resultant this short is rounding noise: the angles cancel.
+        guard (s * s + c * c).squareRoot() > 1e-9 * Double(n) else { return nil }
+        let degrees = atan2(s, c) * 180 / Double.pi
+        let wrapped = degrees < 0 ? degrees + 360 : degrees
+        // A mean a hair west of north (−1e-15°) is north, not 360°.
+        return wrapped >= 360 - 1e-9 ? 0 : wrapped
+    }
+}
+
+extension DirectionSums: StoredSums {
+    public static let sumColumns = [
+        SumColumn("direction_n", count: true), SumColumn("sum_sin_f"), SumColumn("sum_cos_f"), SumColumn("sum_sin_o"),
+        SumColumn("sum_cos_o")
+    ]
+    public var sums: [Double] { [Double(n), sumSinF, sumCosF, sumSinO, sumCosO] }
+    public init(sums s: ArraySlice<Double>) {
+        let s = Array(s)
+        self.init(n: Int(s[0]), sumSinF: s[1], sumCosF: s[2], sumSinO: s[3], sumCosO: s[4])
+    }
+}
+
 /// The sums one row of `verification_summaries` holds: every stored score's, each present or absent
 /// as a whole (a variable without an event has no contingency table). To store another score's
 /// sums, conform it to `StoredSums`, add it to `kinds` and add its columns with a migration.
 public struct SummarySums: Sendable, Equatable {
     /// The scores kept, in column order.
     public static let kinds: [any StoredSums.Type] = [
-        ContinuousScores.self, Contingency.self, BrierScore.self, PersistenceSums.self
+        ContinuousScores.self, Contingency.self, BrierScore.self, PersistenceSums.self, DirectionSums.self
     ]
     /// Every sum column, in order.
     public static let columns: [SumColumn] = kinds.flatMap { $0.sumColumns }
@@ -128,15 +197,27 @@ public struct SummarySums: Sendable, Equatable {
     /// The persistence reference's sums; absent for a probability, and in what prune kept before
     /// migration 0010.
     public var persistence: PersistenceSums?
+    /// A direction's circular sums; absent for other variables.
+    public var direction: DirectionSums?
 
     public init(
         continuous: ContinuousScores = ContinuousScores(), contingency: Contingency? = nil, brier: BrierScore? = nil,
-        persistence: PersistenceSums? = nil
+        persistence: PersistenceSums? = nil, direction: DirectionSums? = nil
     ) {
         self.continuous = continuous
         self.contingency = contingency
         self.brier = brier
         self.persistence = persistence
+        self.direction = direction
+    }
+
+    /// The circular mean forecast and observed directions, when the circular sums hold every pair
+    /// the scores do (a group pruned before migration 0013 kept none for its pruned pairs).
+    public var meanDirections: (forecast: Double, observed: Double)? {
+        guard let direction, direction.n == continuous.n, let f = direction.meanForecast,
+            let o = direction.meanObserved
+        else { return nil }
+        return (f, o)
     }
 
     /// Adds another group's sums; a score `other` has is created here when absent.
@@ -154,11 +235,15 @@ public struct SummarySums: Sendable, Equatable {
             persistence = persistence ?? PersistenceSums()
             persistence?.merge(sums)
         }
+        if let sums = other.direction {
+            direction = direction ?? DirectionSums()
+            direction?.merge(sums)
+        }
     }
 
     /// One value per column of `columns`; nil for the columns of an absent score.
     public var values: [Double?] {
-        let parts: [(any StoredSums)?] = [continuous, contingency, brier, persistence]
+        let parts: [(any StoredSums)?] = [continuous, contingency, brier, persistence, direction]
         return zip(Self.kinds, parts).flatMap { kind, part in
             part.map { $0.sums.map(Optional.some) } ?? Array(repeating: nil, count: kind.sumColumns.count)
         }
@@ -178,6 +263,7 @@ public struct SummarySums: Sendable, Equatable {
         self.contingency = next(Contingency.self)
         self.brier = next(BrierScore.self)
         self.persistence = next(PersistenceSums.self)
+        self.direction = next(DirectionSums.self)
     }
 
     /// Adds one forecast/observation pair in stored (metric) units, as `query verify` scores it: a
@@ -211,6 +297,10 @@ public struct SummarySums: Sendable, Equatable {
         if variable.hasEvent {
             contingency = contingency ?? Contingency()
             contingency?.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
+        }
+        if variable.verification == .circular {
+            direction = direction ?? DirectionSums()
+            direction?.add(forecastDegrees: rawForecast, observedDegrees: observed)
         }
     }
 

@@ -196,6 +196,14 @@ private final class Transfer: @unchecked Sendable {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .failure(.transport("the host name could not be resolved"))
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            var status = 0
+            _ = wxdb_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
+            if request.keepsPartialBody, code != CURLE_SEND_ERROR, !body.isEmpty, (200..<300).contains(status) {
+                return .success(
+                    HTTPResponse(
+                        status: status, headers: headers, body: body, url: HTTPClient.redacted(request.url),
+                        complete: false))
+            }
             return .failure(.transport("the connection was lost before the response was complete"))
         case CURLE_GOT_NOTHING:
             return .failure(.transport("the server sent no HTTP response"))

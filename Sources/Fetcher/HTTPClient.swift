@@ -39,12 +39,16 @@ public struct HTTPResponse: Sendable {
     public let body: Data
     /// The requested URL with any `apikey` removed.
     public let url: String
+    /// False when the connection was cut before the whole body came (only for a request that
+    /// `keepsPartialBody`): `body` is the part that arrived.
+    public let complete: Bool
 
-    public init(status: Int, headers: [String: String], body: Data, url: String) {
+    public init(status: Int, headers: [String: String], body: Data, url: String, complete: Bool = true) {
         self.status = status
         self.headers = headers
         self.body = body
         self.url = url
+        self.complete = complete
     }
 }
 
@@ -107,16 +111,21 @@ public final class HTTPClient: Sendable {
 
     /// GET with retries, reporting every attempt (success or failure) to `onAttempt` before the
     /// next one starts, so the caller can write a complete fetch log.
-    public func get(_ url: URL, maxBodyBytes: Int? = nil, onAttempt: (Attempt) -> Void) async throws(FetchError)
-        -> HTTPResponse
-    {
+    /// `headers` go with every attempt (a `Range`); with `keepsPartialBody` a 2xx body cut short
+    /// is returned as it is (`complete` false) rather than retried from the start.
+    public func get(
+        _ url: URL, maxBodyBytes: Int? = nil, headers extra: [(name: String, value: String)] = [],
+        keepsPartialBody: Bool = false, onAttempt: (Attempt) -> Void
+    ) async throws(FetchError) -> HTTPResponse {
         let clock = ContinuousClock()
         let limit = max(1, maxBodyBytes ?? self.maxBodyBytes)
         let secret = Self.apiKey(in: url)
         let shownURL = Self.redacted(url)
-        let headers = [
-            (name: "User-Agent", value: userAgent), (name: "Accept", value: expectsJSON ? "application/json" : "*/*")
-        ]
+        let headers =
+            [
+                (name: "User-Agent", value: userAgent),
+                (name: "Accept", value: expectsJSON ? "application/json" : "*/*")
+            ] + extra
 
         var number = 0
         // Time used so far: attempts as measured plus waits as asked for (so an injected
@@ -126,7 +135,8 @@ public final class HTTPClient: Sendable {
             number += 1
             // Clip the deadline so the whole call stays within maxTotal.
             let deadline = max(0.05, min(timeout, retry.maxTotal - spent))
-            let request = HTTPRequest(url: url, headers: headers, deadline: deadline, maxBodyBytes: limit)
+            var request = HTTPRequest(url: url, headers: headers, deadline: deadline, maxBodyBytes: limit)
+            request.keepsPartialBody = keepsPartialBody
             let startedAt = now()
             let t0 = clock.now
             var outcome = await once(request, shownURL: shownURL, secret: secret)
@@ -202,12 +212,15 @@ public final class HTTPClient: Sendable {
             if body.count != received.body.count, headers["content-length"] == String(received.body.count) {
                 headers["content-length"] = String(body.count)  // the length of what is handed on
             }
-            let response = HTTPResponse(status: status, headers: headers, body: body, url: shownURL)
+            let response = HTTPResponse(
+                status: status, headers: headers, body: body, url: shownURL, complete: received.complete)
             // Only an error body is read for its reason: parsing a forecast body here as well
             // (megabytes for a batch) cost as much as decoding it and held it all in memory twice.
             let reason = (200..<300).contains(status) ? nil : Self.reason(body)
             let result: Result<HTTPResponse, FetchError>
             switch status {
+            case 200..<300 where !received.complete && !body.isEmpty:
+                result = .success(response)  // the caller asked for the part, to resume from it
             case 200..<300:
                 if let problem = Self.bodyProblem(response, json: expectsJSON) {
                     result = .failure(.invalidBody(problem))

@@ -19,6 +19,9 @@ public struct HTTPRequest: Sendable {
     public var deadline: TimeInterval
     /// The largest decoded body accepted; a larger one is cut off as it arrives.
     public var maxBodyBytes: Int
+    /// A 2xx body the connection cut short is handed back (`HTTPResponse.complete` false) instead
+    /// of failing the attempt, so a download can ask for the rest with a `Range`.
+    public var keepsPartialBody = false
 
     public init(url: URL, headers: [(name: String, value: String)], deadline: TimeInterval, maxBodyBytes: Int) {
         self.url = url

@@ -407,25 +407,41 @@ public struct ConsistencyResult: Sendable {
     public var unit: String
     public var rows: [ConsistencyRow]
 
-    /// Which model changes its mind least, in words.
+    /// Which model changes its mind least, in words. Models whose means are less than
+    /// `alikeFraction` apart (of the larger) are said to be alike rather than ranked, and ties go
+    /// by name, so the same numbers always give the same sentence.
     public var headline: String {
         let scored = rows.filter { $0.mean != nil }
         let byModel = Dictionary(grouping: scored, by: \.model)
         let means = byModel.mapValues { rows in
             rows.map { $0.mean! * Double($0.n) }.reduce(0, +) / Double(rows.map(\.n).reduce(0, +))
         }
-        guard let steadiest = means.min(by: { $0.value < $1.value }) else {
+        let ranked = means.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+        guard let steadiest = ranked.first, let worst = ranked.last else {
             return "No valid hour has forecasts from three or more runs in the lead window yet."
         }
         let value = Words.decimal(steadiest.value, places: 2)
-        if means.count == 1 {
+        if ranked.count == 1 {
             return
                 "Successive \(steadiest.key) runs changed their \(variable.name) forecast back and forth by \(value) \(unit) on average (Flip-Flop Index)."
         }
-        let worst = means.max(by: { $0.value < $1.value })!
+        let worstValue = Words.decimal(worst.value, places: 2)
+        if worst.value - steadiest.value <= Self.alikeFraction * worst.value {
+            let names = ranked.map(\.key)
+            let who =
+                names.count == 2
+                ? "\(names[0]) and \(names[1])" : "all \(names.count) models (\(names.joined(separator: ", ")))"
+            let range = value == worstValue ? value : "\(value) to \(worstValue)"
+            return
+                "\(who) flip-flop alike (mean Flip-Flop Index \(range) \(unit), less than \(Int(Self.alikeFraction * 100))% apart)."
+        }
         return
-            "\(steadiest.key) flip-flops least (mean Flip-Flop Index \(value) \(unit)); \(worst.key) most (\(Words.decimal(worst.value, places: 2)) \(unit))."
+            "\(steadiest.key) flip-flops least (mean Flip-Flop Index \(value) \(unit)); \(worst.key) most (\(worstValue) \(unit))."
     }
+
+    /// Mean Flip-Flop Indices closer than this share of the larger one are not called a difference:
+    /// a few hours more or less in the window move a mean by that much.
+    public static let alikeFraction = 0.05
 }
 
 /// How much successive runs change their mind about the same hour.

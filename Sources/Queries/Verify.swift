@@ -301,6 +301,10 @@ public enum VerifyQuery {
             group.sums.contingency = group.sums.contingency ?? Contingency()
             group.sums.contingency?.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
         }
+        if variable.verification == .circular {
+            group.sums.direction = group.sums.direction ?? DirectionSums()
+            group.sums.direction?.add(forecastDegrees: rawForecast, observedDegrees: rawObserved)
+        }
     }
 
     /// What the kept sums could not answer: the parts of local days `--from/--to` cuts.

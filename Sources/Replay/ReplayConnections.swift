@@ -101,7 +101,9 @@ extension ReplayServer {
             write(fd, control(path: path, target: target))
             return .close
         }
-        lock.withLock { log.append(target) }
+        // A ranged request is logged with its range, so a test can tell a resumed download.
+        let range = Self.rangeStart(head)
+        lock.withLock { log.append(target + (range.map { " Range: bytes=\($0)-" } ?? "")) }
 
         guard method == "GET" || method == "HEAD" else {
             write(fd, Response(status: 405, body: Self.errorBody("Method not allowed")))
@@ -110,9 +112,9 @@ extension ReplayServer {
 
         guard let fault = nextFault(for: path) else {
             let keep = !head.lowercased().contains("\r\nconnection: close")
-            write(fd, route(path: path, target: target), keepAlive: keep)
+            write(fd, Self.ranged(route(path: path, target: target), from: range), keepAlive: keep)
             return keep ? .keepOpen : .close
         }
-        return answer(fd, with: fault, path: path, target: target)
+        return answer(fd, with: fault, path: path, target: target, range: range)
     }
 }

@@ -72,7 +72,7 @@ extension ReplayServer {
 
     /// Answers a request with `fault` instead of (or around) its normal answer. The connection
     /// ends afterwards: closed, or reset for `.reset`.
-    func answer(_ fd: Int32, with fault: Fault, path: String, target: String) -> Next {
+    func answer(_ fd: Int32, with fault: Fault, path: String, target: String, range: Int? = nil) -> Next {
         switch fault {
         case .tooManyRequests(let reason, let retryAfter):
             write(
@@ -103,7 +103,7 @@ extension ReplayServer {
             Thread.sleep(forTimeInterval: seconds)
             write(fd, route(path: path, target: target))
         case .truncatedBody:
-            let r = route(path: path, target: target)
+            let r = Self.ranged(route(path: path, target: target), from: range)
             Socket.sendAll(fd, header(r, contentLength: r.body.count))
             Socket.sendAll(fd, r.body.prefix(r.body.count / 2))
         case .reset:

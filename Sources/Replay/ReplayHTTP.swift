@@ -51,6 +51,30 @@ extension ReplayServer {
         Socket.sendAll(fd, all)
     }
 
+    /// N of a `Range: bytes=N-` request header (the only form a resuming download sends).
+    static func rangeStart(_ head: String) -> Int? {
+        for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("range:") {
+            let value = line.dropFirst("range:".count).drop { $0 == " " }
+            guard value.hasPrefix("bytes="), value.hasSuffix("-") else { return nil }
+            return Int(value.dropFirst("bytes=".count).dropLast())
+        }
+        return nil
+    }
+
+    /// A 200 answer as a static file server sends it for `Range: bytes=N-`: 206 with the bytes from
+    /// N on and their Content-Range (416 past the end).
+    static func ranged(_ r: Response, from start: Int?) -> Response {
+        guard let start, r.status == 200 else { return r }
+        guard start < r.body.count else {
+            return Response(status: 416, body: Data(), headers: [("Content-Range", "bytes */\(r.body.count)")])
+        }
+        var partial = r
+        partial.status = 206
+        partial.body = r.body.subdata(in: start..<r.body.count)
+        partial.headers.append(("Content-Range", "bytes \(start)-\(r.body.count - 1)/\(r.body.count)"))
+        return partial
+    }
+
     static func errorBody(_ reason: String) -> Data {
         Data("{\"error\":true,\"reason\":\(JSONText.quote(reason))}".utf8)
     }
@@ -69,6 +93,7 @@ extension ReplayServer {
     static func statusText(_ code: Int) -> String {
         switch code {
         case 200: return "OK"
+        case 206: return "Partial Content"
         case 302: return "Found"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"

@@ -179,8 +179,10 @@ extension Store {
             outcomes.append(try storeRun(forecast, response: response, location: location, fetch: fetch))
         }
         if let current = response.current {
+            // The block is the first requested model's (Open-Meteo does not suffix it per model).
+            let source = response.models.first.map { SourceNames.current(of: $0.model) } ?? SourceNames.current
             try upsertObservation(
-                locationID: location.id, source: "current", time: current.time,
+                locationID: location.id, source: source, time: current.time,
                 values: current.values, recordedAt: fetch.fetchedAt)
         }
         if fetch.recordAnalysis {

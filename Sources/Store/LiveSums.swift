@@ -395,7 +395,10 @@ extension Store {
     /// Moves what prune wrote before migration 0006 (no span) into `verification_summaries`, each
     /// date's day taken in its location's zone now, as verify read them until then.
     func pinOldSummaries() throws {
-        let old = SummarySums.columns.filter { !PersistenceSums.sumColumns.contains($0) }
+        // Columns added since (persistence in 0010, directions in 0013) are not in the old table.
+        let old = SummarySums.columns.filter {
+            !PersistenceSums.sumColumns.contains($0) && !DirectionSums.sumColumns.contains($0)
+        }
         var delta = SumsDelta()
         let rows = try db.rows(
             "SELECT s.location_id, s.model, s.source, s.variable, s.lead_from_h, s.lead_to_h, s.valid_date, l.timezone, "
@@ -411,7 +414,8 @@ extension Store {
         }
         for case let (key, values)? in rows {
             var group = delta.groups[key] ?? SumsDelta.Group()
-            group.sums.merge(SummarySums(values: values + [nil, nil, nil]))
+            group.sums.merge(
+                SummarySums(values: values + Array(repeating: nil, count: SummarySums.columns.count - old.count)))
             group.firstValid = key.validFrom
             group.lastValid = key.validTo - 3600
             delta.groups[key] = group

@@ -22,7 +22,7 @@ extension Store {
             CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time = o.time
             WHERE o.location_id = ?1 AND o.source = ?2 AND o.time >= ?3 AND o.time < ?4 AND (?5 IS NULL OR r.model = ?5)
               AND o.\(observedColumn) IS NOT NULL AND h.\(forecastColumn) IS NOT NULL
-              AND o.source IS NOT 'analysis:' || r.model
+              AND o.source IS NOT 'analysis:' || r.model AND o.source IS NOT 'current:' || r.model
             LIMIT 1
             """)
         try pairs.bind([

@@ -64,7 +64,7 @@ extension Store {
             """
             SELECT source FROM observations WHERE location_id = ? GROUP BY source
             ORDER BY CASE WHEN source = 'era5' THEN 1 WHEN source = 'analysis' OR source GLOB 'analysis:*' THEN 2
-                          WHEN source = 'current' THEN 3 ELSE 0 END,
+                          WHEN source = 'current' OR source GLOB 'current:*' THEN 3 ELSE 0 END,
                      count(*) DESC, source
             """, [.integer(locationID)]
         ) { $0.string(0) }

@@ -148,6 +148,7 @@ public final class Store {
             try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970))
             try Store(db: db).rebuildPendingSums()
             try Store(db: db).finishMigration0012()
+            try Store(db: db).finishMigration0013()
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)
         } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {

@@ -72,6 +72,10 @@ struct LeadQuestionTests {
         let header = try #require(table.stdout.split(separator: "\n").first { $0.hasPrefix("lead ") })
         #expect(header.contains("p Holm") && header.contains("better"), "\(header)")
         #expect(header.count <= 100)
+        // Short headers: A and B are named once above the table, the unit once at the header's end,
+        // and with them the RMSE columns fit too (before, four headers carried a model name and °C each).
+        #expect(header.contains("MAE A") && header.contains("RMSE B") && header.hasSuffix("(°C)"), "\(header)")
+        #expect(table.stdout.contains("A = icon_seamless, B = ecmwf_ifs025; diff = "), "\(table.stdout)")
     }
 
     @Test("trend follows every model without --model; --by day is the spelling, --every still works")

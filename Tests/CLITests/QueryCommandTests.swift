@@ -147,7 +147,7 @@ struct QueryVerifyAcceptanceTests {
         let first = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
         #expect(first.hasPrefix("Forecasts 2–3 days out ran \(bias) °C warm"), "\(first)")
         #expect(first.hasSuffix("(n=240)."), "\(first)")
-        #expect(result.stdout.contains("bias °C"))
+        #expect(result.stdout.contains("bias") && result.stdout.contains("(°C)"))
     }
 
     @Test("--by day and --by model group as asked; --from/--to filter on valid time")

@@ -141,7 +141,8 @@ struct ScoreEdgeTests {
         let path = try box.write("run.json", json)
         let result = await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(noon))
         #expect(result.code == 0, "\(result.stderrText)")
-        let current = try storedObservations(box.db, source: "current")
+        // An unsuffixed response is best_match's: its current conditions are current:best_match.
+        let current = try storedObservations(box.db, source: "current:best_match")
         #expect(current[noon]?["temperature_2m"] == 20)
         #expect(current[noon]?["precipitation"] == stored)
     }
@@ -184,7 +185,7 @@ struct ScoreEdgeTests {
         #expect(pruned.stdout.contains("1 pruned run(s) kept only their sums"), "\(pruned.stdout.suffix(3000))")
     }
 
-    @Test("wind direction: bias and MAE the short way round; no arithmetic mean of angles and no Pearson r")
+    @Test("wind direction: bias and MAE the short way round; circular means, not arithmetic ones, and no Pearson r")
     func windDirection() async throws {
         let box = Sandbox()
         defer { box.remove() }
@@ -215,9 +216,33 @@ struct ScoreEdgeTests {
         #expect(row["n"]?.numberValue == 4)
         #expect(near(row["bias"]?.numberValue, 5, 1e-12))
         #expect(near(row["mae"]?.numberValue, 15, 1e-12))
-        // The arithmetic means (180 and 180) say south for winds from the north.
-        for key in ["mean_forecast", "mean_observed", "correlation"] {
-            #expect(row[key] != nil && row[key]?.numberValue == nil, "\(key): \(String(describing: row[key]))")
-        }
+        // The arithmetic means (185 and 180) say south for winds from the north; the circular ones
+        // are north: observed 350/10 and 20/340 cancel east–west (0°), forecast 10/350 cancel and
+        // 30 and 350 are left with 3·cos 10° + cos 30° north and sin 30° − sin 10° east.
+        let radians = Double.pi / 180
+        let forecastMean = atan2(sin(30 * radians) - sin(10 * radians), 3 * cos(10 * radians) + cos(30 * radians))
+        #expect(near(row["mean_forecast"]?.numberValue, forecastMean / radians, 1e-9), "\(row)")
+        #expect(near(row["mean_forecast"]?.numberValue, 4.88, 0.01))
+        #expect(near(row["mean_observed"]?.numberValue, 0, 1e-9), "\(row)")
+        #expect(row["correlation"] != nil && row["correlation"]?.numberValue == nil)
+        // The same means from the kept sums of a pruned run (verify reads the summaries then).
+        // A later run (hours without observations), so prune may take the first: it keeps each model's latest.
+        let laterRun = """
+            {"latitude":52.5,"longitude":13.4,"elevation":40,"utc_offset_seconds":0,"timezone":"GMT",
+             "hourly_units":{"time":"unixtime","wind_direction_10m":"°"},
+             "hourly":{"time":[\(d + 12 * 3600),\(d + 13 * 3600)],"wind_direction_10m":[90,90]}}
+            """
+        let laterPath = try box.write("later.json", laterRun)
+        #expect(
+            await box.run("import", laterPath, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d + 12 * 3600))
+                .code == 0)
+        let prune = await box.run("prune", "--keep-days", "1")
+        #expect(prune.stderrText.contains("Pruned 1 runs"), "\(prune.stderrText)")
+        let pruned = await box.run(
+            "query", "verify", "--location", "Here", "--source", "station", "--var", "wind_direction_10m",
+            "--format", "json")
+        let kept = try #require(try parseJSON(pruned.stdout)["rows"]?.arrayValue?.first)
+        #expect(near(kept["mean_forecast"]?.numberValue, forecastMean / radians, 1e-9), "\(pruned.stdout)")
+        #expect(near(kept["mean_observed"]?.numberValue, 0, 1e-9))
     }
 }

@@ -141,7 +141,8 @@ struct StoreTests {
                 "best_match", "gfs_seamless"
             ])
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 2 * 168)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM observations WHERE source = 'current'") == 1)
+        // The current block is the first model's (Open-Meteo does not suffix it): current:best_match.
+        #expect(try store.db.scalarInt("SELECT count(*) FROM observations WHERE source = 'current:best_match'") == 1)
     }
 
     @Test("the same content twice is one run and two fetch-log entries")

@@ -24,13 +24,15 @@ struct SummariesTests {
         ) {
             (name: $0.string(0), type: $0.string(1))
         }
-        // Migration 0010 added the persistence sums and the first/last valid hour after the spans.
+        // Migration 0010 added the persistence sums and the first/last valid hour after the spans,
+        // 0013 the direction sums after those.
         let sums = SummarySums.columns.map(\.name)
         let persistence = PersistenceSums.sumColumns.map(\.name)
+        let direction = DirectionSums.sumColumns.map(\.name)
         #expect(
             columns.map(\.name)
-                == Store.summaryKeyColumns + sums.filter { !persistence.contains($0) } + Store.summarySpanColumns
-                + persistence + ["first_valid_time", "last_valid_time"])
+                == Store.summaryKeyColumns + sums.filter { !persistence.contains($0) && !direction.contains($0) }
+                + Store.summarySpanColumns + persistence + ["first_valid_time", "last_valid_time"] + direction)
         for column in SummarySums.columns {
             #expect(
                 columns.first { $0.name == column.name }?.type == (column.isCount ? "INTEGER" : "REAL"),
