@@ -208,24 +208,18 @@ struct StoreTests {
 
     @Test(
         "a database on a read-only file system is refused with a clear message, not a raw SQLite error",
-        .enabled(if: getuid() == 0, "needs root to mount a tmpfs"))
+        .enabled(if: Tmpfs.mountable, "needs to mount a tmpfs: root with CAP_SYS_ADMIN (not given in most containers)"))
     func readOnlyFileSystem() throws {
-        let folder = Scratch.root.appendingPathComponent("ro-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        func sh(_ args: [String]) throws -> Int32 {
-            let p = try Process.run(URL(fileURLWithPath: "/bin/" + args[0]), arguments: Array(args.dropFirst()))
-            p.waitUntilExit()
-            return p.terminationStatus
-        }
-        guard try sh(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder]) == 0 else { return }
-        defer { _ = try? sh(["umount", "-l", folder]) }
+        let folder = Scratch.folder("ro").path
+        try #require(Tmpfs.sh(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder]) == 0)
+        defer { _ = try? Tmpfs.sh(["umount", "-l", folder]) }
         let path = folder + "/wxdb.sqlite"
         do {
             let store = try SQLiteStore.open(path: path)
             _ = try store.addLocation(
                 name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         }
-        #expect(try sh(["mount", "-o", "remount,ro", folder]) == 0)
+        #expect(try Tmpfs.sh(["mount", "-o", "remount,ro", folder]) == 0)
         #expect {
             _ = try SQLiteStore.open(path: path)
         } throws: { error in
@@ -233,6 +227,24 @@ struct StoreTests {
             return error is SQLiteStore.OpenError && text.contains("read-only") && !text.contains("SQLite error")
         }
     }
+}
+
+/// Mounting a scratch tmpfs, for the read-only file system test.
+enum Tmpfs {
+    static func sh(_ args: [String]) throws -> Int32 {
+        let p = try Process.run(URL(fileURLWithPath: "/bin/" + args[0]), arguments: Array(args.dropFirst()))
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    /// Whether this process can mount one: being root is not enough in a container without CAP_SYS_ADMIN,
+    /// so it is tried once (on a folder of its own, unmounted at once) and the test says it was skipped.
+    static let mountable: Bool = {
+        guard getuid() == 0 else { return false }
+        let folder = Scratch.folder("tmpfs-probe").path
+        guard (try? sh(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder])) == 0 else { return false }
+        return (try? sh(["umount", folder])) == 0
+    }()
 }
 
 @Suite("Runs seen through a moved window")
