@@ -117,7 +117,7 @@ extension SQLiteStore {
                                 known?.upperBound ?? .min, hours.upperBound)
                     }
                 }
-                guard keepsSums, sumsKeptOutside.isEmpty, made.count > 1, !spans.isEmpty else {
+                guard case .eachWrite = sumsKeeping, made.count > 1, !spans.isEmpty else {
                     try storeEach()
                     continue
                 }
@@ -126,12 +126,7 @@ extension SQLiteStore {
                         location: location.id, source: $0.key, from: $0.value.lowerBound, through: $0.value.upperBound)
                 }
                 func keep(_ index: Int) throws {
-                    guard index < kept.count else {
-                        sumsKeptOutside = kept
-                        defer { sumsKeptOutside = [] }
-                        try storeEach()
-                        return
-                    }
+                    guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
                     let span = kept[index]
                     try keepingSums(
                         .observations(
@@ -632,21 +627,13 @@ extension SQLiteStore {
                 try observationChanges(locationID, source, $0.time, $0.values, recordedAt, false)
             }.map(\.time) : []
         guard let first = changed.min(), let last = changed.max() else {
-            try withoutKeepingSums(write)
+            try keeping(.enclosingWrite, write)
             return rows.count
         }
         try keepingObservationSums(ObservationSpan(location: locationID, source: source, from: first, through: last)) {
-            try withoutKeepingSums(write)
+            try keeping(.enclosingWrite, write)
         }
         return rows.count
-    }
-
-    /// Runs a write whose pairs' sums the caller keeps (or that changes none).
-    func withoutKeepingSums<T>(_ write: () throws -> T) rethrows -> T {
-        let keeping = keepsSums
-        keepsSums = false
-        defer { keepsSums = keeping }
-        return try write()
     }
 
     /// Records one attempt in the fetch log.

@@ -182,10 +182,10 @@ extension SQLiteStore {
                 try keepingObservationSums(
                     ObservationSpan(location: locationID, source: source, from: first, through: last)
                 ) {
-                    try withoutKeepingSums(write)
+                    try keeping(.enclosingWrite, write)
                 }
             } else {
-                try withoutKeepingSums(write)
+                try keeping(.enclosingWrite, write)
             }
             return csv.rows.count
         }

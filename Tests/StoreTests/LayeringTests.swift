@@ -67,4 +67,54 @@ struct LayeringTests {
         }
         #expect(undeclared.isEmpty, "\(undeclared.joined(separator: "\n"))")
     }
+
+    /// Where code may use SQLite: the C wrapper, the SQLite engine (Sources/Store until it has a
+    /// target of its own) and the readers of other programs' SQLite files (Store/Stations).
+    static let sqliteHomes = ["SQLite/", "Store/"]
+    /// Engine-neutral files inside those folders: the interface every engine fills.
+    static let neutralFiles = ["Store/StoreProtocol.swift"]
+    /// WxSQLite's public types; a caller that names one depends on the engine.
+    static let sqliteTypes =
+        #"\b(Database|Statement|Row|StoredRow|SQLValue|SQLBindable|SQLiteError|Migrator|Migration|MigrationError|TransactionKind)\b"#
+
+    /// Whether `path`'s code (comments and string literals aside) imports WxSQLite or names its types.
+    static func sqliteUses(_ text: String) -> [String] {
+        let types = try! Regex(sqliteTypes).wordBoundaryKind(.simple)
+        var found: [String] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var code = Substring(line)
+            if let comment = code.firstRange(of: "//") { code = code[..<comment.lowerBound] }
+            // String literals say words like "Database"; they are not uses of the type.
+            code = Substring(
+                code.split(separator: "\"", omittingEmptySubsequences: false).enumerated()
+                    .filter { $0.offset % 2 == 0 }.map(\.element).joined(separator: " "))
+            if code.contains(/\bimport\s+(WxSQLite|CSQLite)\b/) || code.contains(types) {
+                found.append("\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        return found
+    }
+
+    @Test("nothing outside the SQLite engine and the foreign-file readers imports WxSQLite or names its types")
+    func sqliteStaysInTheEngine() throws {
+        let files = try Sources.swiftFiles()
+        var found: [String] = []
+        for (path, text) in files
+        where !Self.sqliteHomes.contains(where: { path.hasPrefix($0) }) || Self.neutralFiles.contains(path) {
+            found += Self.sqliteUses(text).map { "Sources/\(path):\($0)" }
+        }
+        #expect(found.isEmpty, "WxSQLite used outside the SQLite engine:\n\(found.joined(separator: "\n"))")
+    }
+
+    @Test(
+        "the layering scan sees an import and a type, and not a word in a comment or string",
+        arguments: [
+            ("import WxSQLite", true), ("let db: Database", true), ("try Database(path: p)", true),
+            ("catch let e as SQLiteError {", true), ("let v = SQLValue.null", true),
+            ("// the Database is closed", false), ("note(\"Database locked\")", false),
+            ("let d: DatabaseInspection", false), ("struct DatabaseOptions {", false)
+        ])
+    func scanSeesUses(line: String, isUse: Bool) {
+        #expect(Self.sqliteUses(line).isEmpty == !isUse, "\(line)")
+    }
 }

@@ -210,7 +210,7 @@ extension SQLiteStore {
         // and rewrites them, and added once after (not hour by hour).
         return try db.transaction {
             try keepingSums(.observations(location: locationID, source: source, from: first, through: last)) {
-                try withoutKeepingSums {
+                try keeping(.enclosingWrite) {
                     try replaceStationRows(result, locationID: locationID, source: source, recordedAt: recordedAt)
                 }
             }
