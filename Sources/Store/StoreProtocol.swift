@@ -239,5 +239,3 @@ public enum SummedPairs {
     /// The threshold (mm) at which the 2x2 and Brier sums are kept.
     public static let threshold = 0.1
 }
-
-extension SQLiteStore: Store {}

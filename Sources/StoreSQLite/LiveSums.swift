@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 // verification_summaries kept current at write time (issue #15).
 //
@@ -716,18 +717,6 @@ struct SpanForecasts {
             }
         }
     }
-}
-
-/// What `wxdb doctor --deep` found comparing the kept sums with the sums recomputed from the rows.
-public struct SumsCheck: Sendable, Equatable {
-    /// Groups (location, model, source, variable, lead bucket, day) compared.
-    public var checked = 0
-    /// Groups some pruned run may have had pairs in: their rows are gone, so they cannot be recomputed.
-    public var notCheckable = 0
-    /// Groups whose kept sums differ from the rows', described for a user.
-    public var differing: [String] = []
-    /// Groups rewritten from the rows (with `repair`).
-    public var repaired = 0
 }
 
 extension SQLiteStore {

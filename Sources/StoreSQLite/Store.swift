@@ -1,6 +1,7 @@
 import FoundationEssentials
 import WxCore
 import WxSQLite
+import WxStore
 
 #if canImport(Glibc)
     import Glibc
@@ -247,3 +248,6 @@ public func defaultDatabasePath(environment: [String: String] = ProcessInfo.proc
 // Stated, not just implied: a store is used from one thread at a time (see `Store`).
 @available(*, unavailable)
 extension SQLiteStore: Sendable {}
+
+/// The SQLite engine fills the interface every command uses.
+extension SQLiteStore: Store {}
