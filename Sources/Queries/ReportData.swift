@@ -30,7 +30,7 @@ public enum ReliabilityQuery {
     /// Every stored pair with a lead of 0 up to 384 h, the pairs `wxdb query verify` scores (pruned
     /// runs' pairs survive only as sums, so they are not in the bins), binned by forecast probability.
     public static func reliability(
-        _ store: Store, location: Location, variable: Variable, source: String? = nil,
+        _ store: any Store, location: Location, variable: Variable, source: String? = nil,
         range: TimeRange = TimeRange(), model: String? = nil, thresholdMillimetres: Double = 0.1
     ) throws -> Reliability {
         guard variable.isProbability else {
@@ -45,10 +45,10 @@ public enum ReliabilityQuery {
         var events = [Int](repeating: 0, count: 10)
         let filter = PairFilter(locationID: location.id, source: source, from: range.from, to: range.to, model: model)
         try store.forEachVerificationPair(forecast: variable, observed: variable.observedVariable, filter) { row in
-            let lead = row.int64(2) - row.int64(1)
+            let lead = row.validTime - row.issuedAt
             guard lead >= 0, lead < Int64(LeadBuckets.maxLeadHours) * 3600 else { return }
-            let probability = row.double(3)
-            let observed = row.double(4)
+            let probability = row.forecast
+            let observed = row.observed
             guard probability.isFinite, observed.isFinite else { return }
             let bin = min(9, max(0, Int((probability / 10).rounded(.down))))
             counts[bin] += 1
@@ -103,7 +103,7 @@ public enum CoverageQuery {
     /// Hours with a successful fetch are fetched or repeated; an hour with only failed attempts, and
     /// every hour of a gap between successful fetches longer than the usual interval (beyond that
     /// interval), is missed.
-    public static func coverage(_ store: Store, location: Location, range: TimeRange = TimeRange()) throws
+    public static func coverage(_ store: any Store, location: Location, range: TimeRange = TimeRange()) throws
         -> FetchCoverage
     {
         let log = try store.fetchHours(locationID: location.id, from: range.from, to: range.to)

@@ -130,7 +130,7 @@ public enum VerifyQuery {
     /// reference of the skill score, is `Store.persistenceReferences`: the latest observation at or
     /// before the run's `issued_at` and less than an hour before it, carried forward. Each run counts once per
     /// valid hour. Throws a `QueryError` naming what is missing when there is nothing to score.
-    public static func verify(_ store: Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
+    public static func verify(_ store: any Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
         let variable = options.variable
         if variable.verification == .categorical {
             throw QueryError.unsupportedVariable(
@@ -222,7 +222,7 @@ public enum VerifyQuery {
 
     /// Scores the stored pairs in `options.range` (of unpruned runs only) into `groups`.
     static func addPairs(
-        _ store: Store, location: Location, source: String, options: VerifyOptions,
+        _ store: any Store, location: Location, source: String, options: VerifyOptions,
         into groups: inout [String: VerifyRow], daily: DailySums? = nil, part: (Int64) -> PairPart = { _ in .all }
     ) throws {
         let variable = options.variable
@@ -233,11 +233,11 @@ public enum VerifyQuery {
             locationID: location.id, source: source, from: options.range.from, to: options.range.to,
             model: options.model)
         try store.forEachVerificationPair(forecast: variable, observed: observedVariable, filter) { row in
-            let issuedAt = row.int64(1)
-            let validTime = row.int64(2)
+            let issuedAt = row.issuedAt
+            let validTime = row.validTime
             let lead = Double(validTime - issuedAt) / 3600
             guard let (from, to) = bucket(lead, options.grouping) else { return }
-            let model = options.grouping == .model ? row.string(0) : nil
+            let model = options.grouping == .model ? row.model.string : nil
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             switch part(validTime) {
@@ -248,18 +248,18 @@ public enum VerifyQuery {
                     // With intervals the pair is also kept in its valid day's sums.
                     var one = VerifyRow(model: nil, leadFromHours: from, leadToHours: to)
                     add(
-                        &one, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                        &one, forecast: row.forecast, observed: row.observed, reference: references[issuedAt],
                         variable: variable, units: options.units, threshold: options.thresholdMillimetres)
                     group.sums.merge(one.sums)
                     daily.add(one.sums, key: key, valid: validTime)
                 } else {
                     add(
-                        &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                        &group, forecast: row.forecast, observed: row.observed, reference: references[issuedAt],
                         variable: variable, units: options.units, threshold: options.thresholdMillimetres)
                 }
             case .contingency:
                 var table = Contingency()
-                table.add(forecast: row.double(3), observed: row.double(4), threshold: options.thresholdMillimetres)
+                table.add(forecast: row.forecast, observed: row.observed, threshold: options.thresholdMillimetres)
                 group.sums.contingency = group.sums.contingency ?? Contingency()
                 group.sums.contingency?.merge(table)
                 daily?.add(SummarySums(contingency: table), key: key, valid: validTime)
@@ -268,43 +268,16 @@ public enum VerifyQuery {
         }
     }
 
-    /// Adds one forecast/observation pair (stored units) to a group's scores.
+    /// Adds one forecast/observation pair (stored units) to a group's scores, in `units`
+    /// (`SummarySums.add`, the same scoring the kept sums use).
     static func add(
         _ group: inout VerifyRow, forecast rawForecast: Double, observed rawObserved: Double,
         reference rawReference: Double?,
         variable: Variable, units: UnitSystem, threshold: Double
     ) {
-        let quantity = variable.quantity
-        // As `SummarySums.add`: a value no weather can have is no pair.
-        guard PhysicalRange.contains(rawForecast, variable),
-            PhysicalRange.contains(rawObserved, variable.observedVariable)
-        else { return }
-        let rawReference = rawReference.flatMap { PhysicalRange.check($0, variable) }
-        if variable.isProbability {
-            let occurred = rawObserved >= threshold
-            group.sums.continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
-            group.sums.brier = group.sums.brier ?? BrierScore()
-            group.sums.brier?.add(probabilityPercent: rawForecast, occurred: occurred)
-            return
-        }
-        let observed = units.convert(rawObserved, quantity)
-        // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
-        let error = SummarySums.difference(units.convert(rawForecast, quantity), observed, variable)
-        group.sums.continuous.add(forecast: observed + error, observed: observed)
-        if let rawReference {
-            group.sums.persistence = group.sums.persistence ?? PersistenceSums()
-            group.sums.persistence?.add(
-                forecastError: error,
-                persistenceError: SummarySums.difference(units.convert(rawReference, quantity), observed, variable))
-        }
-        if variable.hasEvent {
-            group.sums.contingency = group.sums.contingency ?? Contingency()
-            group.sums.contingency?.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
-        }
-        if variable.verification == .circular {
-            group.sums.direction = group.sums.direction ?? DirectionSums()
-            group.sums.direction?.add(forecastDegrees: rawForecast, observedDegrees: rawObserved)
-        }
+        group.sums.add(
+            forecast: rawForecast, observed: rawObserved, reference: rawReference, variable: variable,
+            threshold: threshold, units: units)
     }
 
     /// What the kept sums could not answer: the parts of local days `--from/--to` cuts.
@@ -319,7 +292,7 @@ public enum VerifyQuery {
     /// among them cannot be split, so it is left out and counted for a note).
     /// At another threshold the 2x2 table is not taken from the sums (they keep the default's).
     static func addSummaries(
-        _ store: Store, location: Location, source: String, options: VerifyOptions,
+        _ store: any Store, location: Location, source: String, options: VerifyOptions,
         into groups: inout [String: VerifyRow], daily: DailySums? = nil
     ) throws -> CutDays {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
@@ -406,10 +379,10 @@ public enum VerifyQuery {
             try store.forEachVerificationPair(
                 forecast: options.variable, observed: options.variable.observedVariable, filter
             ) { row in
-                guard let bucket = LeadBuckets.bucket(forLeadHours: Double(row.int64(2) - row.int64(1)) / 3600) else {
+                guard let bucket = LeadBuckets.bucket(forLeadHours: Double(row.validTime - row.issuedAt) / 3600) else {
                     return
                 }
-                stored[row.string(0) + "\u{1}" + String(bucket.from), default: 0] += 1
+                stored[row.model.string + "\u{1}" + String(bucket.from), default: 0] += 1
             }
             if rows.contains(where: { $0.value > stored[$0.key, default: 0] }) { cut.prunedDays += 1 }
         }
@@ -426,7 +399,7 @@ public enum VerifyQuery {
     /// kept sums of another zone's days overlap them (after `locations set --timezone` on a pruned
     /// database): over a whole day verify must count exactly the kept rows' pairs, and any pair
     /// it reads on top is counted twice. Every other day's answer is the kept rows by construction.
-    public static func checkWholeDays(_ store: Store) throws -> WholeDayCheck {
+    public static func checkWholeDays(_ store: any Store) throws -> WholeDayCheck {
         var check = WholeDayCheck()
         for location in try store.locations() {
             let zone = location.timezone

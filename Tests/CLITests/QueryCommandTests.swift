@@ -4,6 +4,7 @@ import WxCore
 
 @testable import WxCLI
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// A generated history: 10 runs every 6 h, each with 16 days of hourly forecasts (plus 6 past
 /// hours), where forecast = truth + bias(lead) + deterministic noise, and a station observing the
@@ -178,7 +179,7 @@ struct QueryVerifyAcceptanceTests {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
         // A second imported source with fewer hours, sorting before "station" by name.
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         let location = try store.requireLocation(named: "Testville")
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
         values[0] = 1

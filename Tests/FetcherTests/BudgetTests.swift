@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxFetcher
 import WxStore
+import WxStoreSQLite
 
 /// The free-tier budget read from the fetch log (issue 11, point 6 and 17).
 @Suite("Rate budget")
@@ -15,9 +16,9 @@ struct BudgetTests {
         var all: [String] { lock.withLock { list } }
     }
 
-    func store() throws -> (Store, Location, URL) {
+    func store() throws -> (SQLiteStore, Location, URL) {
         let folder = Scratch.folder("budget")
-        let store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        let store = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
         let location = try store.addLocation(
             name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC",
             models: ["best_match"], now: 0)

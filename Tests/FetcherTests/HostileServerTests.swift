@@ -10,6 +10,7 @@ import WxSQLite
 @testable import WxCore
 @testable import WxFetcher
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// Records the waits an `HTTPClient` asks for and returns at once.
 final class RecordingSleeper: @unchecked Sendable {
@@ -281,9 +282,9 @@ struct BatchMatchTests {
 
 @Suite("Ingest through a hostile replay server", .serialized)
 struct HostileIngestTests {
-    static func store() throws -> (Store, String) {
+    static func store() throws -> (SQLiteStore, String) {
         let folder = Scratch.folder("fetcher")
-        return (try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path), folder.path)
+        return (try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path), folder.path)
     }
 
     static func endpoints(_ server: ReplayServer, key: String? = nil) -> Endpoints {

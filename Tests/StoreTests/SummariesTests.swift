@@ -4,6 +4,7 @@ import Testing
 @testable import WxCore
 @testable import WxSQLite
 @testable import WxStore
+@testable import WxStoreSQLite
 
 @Suite("Verification summaries: the scores' declared sums are the table")
 struct SummariesTests {
@@ -18,7 +19,7 @@ struct SummariesTests {
     func declaredColumnsAreTheTable() throws {
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        let store = try Store.open(path: path)
+        let store = try SQLiteStore.open(path: path)
         let columns = try store.db.rows(
             "SELECT name, type FROM pragma_table_info('verification_summaries') ORDER BY cid"
         ) {
@@ -31,8 +32,8 @@ struct SummariesTests {
         let direction = DirectionSums.sumColumns.map(\.name)
         #expect(
             columns.map(\.name)
-                == Store.summaryKeyColumns + sums.filter { !persistence.contains($0) && !direction.contains($0) }
-                + Store.summarySpanColumns + persistence + ["first_valid_time", "last_valid_time"] + direction)
+                == SQLiteStore.summaryKeyColumns + sums.filter { !persistence.contains($0) && !direction.contains($0) }
+                + SQLiteStore.summarySpanColumns + persistence + ["first_valid_time", "last_valid_time"] + direction)
         for column in SummarySums.columns {
             #expect(
                 columns.first { $0.name == column.name }?.type == (column.isCount ? "INTEGER" : "REAL"),
@@ -50,7 +51,7 @@ struct SummariesTests {
     func upsertAddsUp() throws {
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        let store = try Store.open(path: path)
+        let store = try SQLiteStore.open(path: path)
         let location = try store.addLocation(
             name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         let key = SummaryKey(

@@ -1,4 +1,0 @@
-import WxSQLite
-
-/// The wxdb schema: the migrations this build carries (see EmbeddedMigrations.swift).
-public enum Schema {}
