@@ -342,8 +342,28 @@ enum QueryVerify {
     }
 
     /// One sentence on the row with the most pairs at 48 h lead or more (else the most pairs).
+    /// With `--by model` and several models, one sentence per model, each at the bucket the pooled
+    /// headline row has (a model without a row there at its own), so no model speaks for the rest.
     static func headline(_ result: VerifyResult, unit: String) -> String {
-        guard let row = result.headlineRow, let bias = row.scores.bias, let mae = row.scores.mae else { return "" }
+        guard let chosen = result.headlineRow else { return "" }
+        var models: [String] = []
+        for row in result.rows { if let m = row.model, !models.contains(m) { models.append(m) } }
+        guard result.options.grouping == .model, models.count > 1 else {
+            return sentence(chosen, result, unit: unit)
+        }
+        return models.compactMap { model -> String? in
+            var own = result
+            own.rows = result.rows.filter { $0.model == model }
+            let row =
+                own.rows.first { $0.leadFromHours == chosen.leadFromHours && $0.leadToHours == chosen.leadToHours }
+                ?? own.headlineRow
+            let line = row.map { sentence($0, result, unit: unit) } ?? ""
+            return line.isEmpty ? nil : line
+        }.joined(separator: "\n")
+    }
+
+    static func sentence(_ row: VerifyRow, _ result: VerifyResult, unit: String) -> String {
+        guard let bias = row.scores.bias, let mae = row.scores.mae else { return "" }
         let who = row.model.map { "\($0) forecasts" } ?? "Forecasts"
         let isProbability = result.variable.isProbability
         let subject = isProbability ? "Rain chances" : who

@@ -94,43 +94,14 @@ public enum DayBootstrap {
         let first = days[0].start
         let positions = days.map { Int((Double($0.start - first) / 86_400).rounded()) }
         let span = positions.last! + 1
-        let width = SummarySums.columns.count
-        var rows = [Double](repeating: 0, count: span * width)
-        var present = [Bool](repeating: false, count: span * width)
-        var occupied = [Bool](repeating: false, count: span)
         var total = SummarySums()
-        for (day, position) in zip(days, positions) {
-            total.merge(day.sums)
-            occupied[position] = true
-            for (column, value) in day.sums.values.enumerated() {
-                guard let value else { continue }
-                rows[position * width + column] += value
-                present[position * width + column] = true
-            }
-        }
+        for day in days { total.merge(day.sums) }
         let length = fixed ?? blockLengthFor(days: days, positions: positions, span: span, total: total)
-        var random = SplitMix(state: seed)
         let scores = IntervalScore.allCases.filter { $0.value(total) != nil }
+        let table = DayTable(days: days, positions: positions, span: span)
         var samples = [[Double]](repeating: [], count: scores.count)
-        let jump = 1 / max(1, length)
-        var sum = [Double](repeating: 0, count: width)
-        var has = [Bool](repeating: false, count: width)
-        for _ in 0..<resamples {
-            for c in 0..<width {
-                sum[c] = 0
-                has[c] = false
-            }
-            var position = random.below(span)
-            for step in 0..<span {
-                if step > 0 { position = random.uniform() < jump ? random.below(span) : (position + 1) % span }
-                guard occupied[position] else { continue }
-                let base = position * width
-                for c in 0..<width where present[base + c] {
-                    sum[c] += rows[base + c]
-                    has[c] = true
-                }
-            }
-            let resample = SummarySums(values: (0..<width).map { has[$0] ? sum[$0] : nil })
+        for index in samples.indices { samples[index].reserveCapacity(resamples) }
+        table.resample(resamples, blockLength: length, seed: seed) { resample in
             for (index, score) in scores.enumerated() {
                 if let value = score.value(resample), value.isFinite { samples[index].append(value) }
             }
@@ -215,6 +186,101 @@ public enum DayBootstrap {
     }
 }
 
+/// The days' sums laid out for the resampling loop: one dense row per occupied calendar day of only
+/// the columns some day has (a temperature has no 2×2 table or Brier sums, so 9 of 22), then, for a
+/// score only some days have, a 0/1 column counting them, so a resample knows whether it drew one. A
+/// drawn day is then a pass over a few contiguous numbers, and a resample allocates nothing but the
+/// `SummarySums` its scores are read from.
+struct DayTable {
+    let span: Int
+    /// Per calendar position, its day's row; -1 for a gap.
+    let slot: [Int32]
+    /// The columns kept (indices into `SummarySums.columns`), in row order.
+    let kept: [Int]
+    /// Per kept column, the 0/1 column of the days having it; nil when every day has it.
+    let indicator: [Int?]
+    let width: Int
+    let rows: [Double]
+
+    init(days: [(start: Int64, sums: SummarySums)], positions: [Int], span: Int) {
+        self.span = span
+        var slot = [Int32](repeating: -1, count: span)
+        var merged: [[Double?]] = []
+        for (day, position) in zip(days, positions) {
+            if slot[position] < 0 {
+                slot[position] = Int32(merged.count)
+                merged.append(Array(repeating: nil, count: SummarySums.columns.count))
+            }
+            let row = Int(slot[position])
+            // Two days on one position (DST rounding) add up, as one day.
+            for (column, value) in day.sums.values.enumerated() {
+                if let value { merged[row][column] = (merged[row][column] ?? 0) + value }
+            }
+        }
+        var kept: [Int] = [], partial: [Int] = []
+        for column in SummarySums.columns.indices {
+            let having = merged.reduce(0) { $0 + ($1[column] == nil ? 0 : 1) }
+            guard having > 0 else { continue }
+            kept.append(column)
+            if having < merged.count { partial.append(column) }
+        }
+        let width = kept.count + partial.count
+        var rows = [Double](repeating: 0, count: merged.count * width)
+        for (row, values) in merged.enumerated() {
+            for (k, column) in kept.enumerated() { rows[row * width + k] = values[column] ?? 0 }
+            for (k, column) in partial.enumerated() where values[column] != nil {
+                rows[row * width + kept.count + k] = 1
+            }
+        }
+        self.slot = slot
+        self.kept = kept
+        self.indicator = kept.map { column in partial.firstIndex(of: column).map { kept.count + $0 } }
+        self.width = width
+        self.rows = rows
+    }
+
+    /// Draws `count` stationary-bootstrap resamples of the calendar (geometric blocks of mean
+    /// `blockLength` wrapping round it) and hands each one's summed sums to `body`.
+    func resample(_ count: Int, blockLength: Double, seed: UInt64, _ body: (SummarySums) -> Void) {
+        var random = SplitMix(state: seed)
+        let jump = 1 / max(1, blockLength)
+        let span = span, width = width, kept = kept, indicator = indicator
+        var values = [Double?](repeating: nil, count: SummarySums.columns.count)
+        var sum = [Double](repeating: 0, count: width)
+        rows.withUnsafeBufferPointer { rows in
+            slot.withUnsafeBufferPointer { slot in
+                sum.withUnsafeMutableBufferPointer { sum in
+                    for _ in 0..<count {
+                        for k in 0..<width { sum[k] = 0 }
+                        var drawn = false
+                        var position = random.below(span)
+                        for step in 0..<span {
+                            if step > 0 {
+                                // Independent days (jump 1) start a block every day: no coin to toss.
+                                if jump >= 1 || random.uniform() < jump {
+                                    position = random.below(span)
+                                } else {
+                                    position = position + 1 == span ? 0 : position + 1
+                                }
+                            }
+                            let row = Int(slot[position])
+                            guard row >= 0 else { continue }
+                            drawn = true
+                            let base = row * width
+                            for k in 0..<width { sum[k] += rows[base + k] }
+                        }
+                        for (k, column) in kept.enumerated() {
+                            let has = indicator[k].map { sum[$0] > 0 } ?? drawn
+                            values[column] = has ? sum[k] : nil
+                        }
+                        body(SummarySums(values: values))
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// SplitMix64: small, fast and the same on every platform.
 struct SplitMix {
     var state: UInt64
@@ -229,6 +295,9 @@ struct SplitMix {
 
     mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
 
-    /// Uniform in 0..<n.
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    /// Uniform in 0..<n (Lemire's multiply-shift: no division in the resampling loop; its bias,
+    /// below n / 2⁶⁴, is far under the resampling's own error).
+    mutating func below(_ n: Int) -> Int {
+        Int(truncatingIfNeeded: next().multipliedFullWidth(by: UInt64(n)).high)
+    }
 }

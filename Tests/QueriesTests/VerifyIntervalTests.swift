@@ -110,6 +110,98 @@ struct VerifyIntervalTests {
         #expect(DayBootstrap.intervals(days: Array(days.prefix(10)), confidence: 0.95, seed: 9) != nil)
     }
 
+    @Test(
+        "the compact resampling loop gives exactly the intervals of the plain one (gaps, a shared day, a score some days lack)"
+    )
+    func compactMatchesPlain() throws {
+        let precipitation = try #require(Variables.hourlyVariable(named: "precipitation"))
+        var random = NormalSource(state: 8)
+        var days: [(start: Int64, sums: SummarySums)] = []
+        for day in 0..<40 where day % 7 != 3 {
+            var sums = SummarySums()
+            for hour in 0..<24 {
+                let observed = max(0, random.normal())
+                let forecast = max(0, observed + 0.5 * random.normal())
+                if day % 3 == 0 {
+                    sums.add(
+                        forecast: forecast, observed: observed, reference: hour % 2 == 0 ? observed : nil,
+                        variable: precipitation, threshold: 0.2)
+                } else {
+                    sums.continuous.add(forecast: forecast, observed: observed)
+                }
+            }
+            days.append((start: Int64(day) * 86_400, sums: sums))
+        }
+        // A 23-hour day's start rounds onto the day before's position: the two add up.
+        days.append((start: 9 * 86_400 + 3_600, sums: days[8].sums))
+        for length in [1.0, 3.5] {
+            let ours = try #require(
+                DayBootstrap.intervals(
+                    days: days, confidence: 0.9, resamples: 300, blockLength: length, widened: false, seed: 5))
+            let plain = plainPercentiles(days, resamples: 300, blockLength: length, confidence: 0.9, seed: 5)
+            #expect(ours.scores.count >= 8)
+            #expect(ours.scores == plain, "block length \(length)")
+        }
+    }
+
+    /// The resampling loop as first written (every column of every day, with a present flag each),
+    /// kept as the reference the compact loop must match to the bit.
+    func plainPercentiles(
+        _ input: [(start: Int64, sums: SummarySums)], resamples: Int, blockLength length: Double, confidence: Double,
+        seed: UInt64
+    ) -> [IntervalScore: ScoreInterval] {
+        let days = input.sorted { $0.start < $1.start }
+        let positions = days.map { Int((Double($0.start - days[0].start) / 86_400).rounded()) }
+        let span = positions.last! + 1, width = SummarySums.columns.count
+        var rows = [Double](repeating: 0, count: span * width)
+        var present = [Bool](repeating: false, count: span * width), occupied = [Bool](repeating: false, count: span)
+        var total = SummarySums()
+        for (day, position) in zip(days, positions) {
+            total.merge(day.sums)
+            occupied[position] = true
+            for (column, value) in day.sums.values.enumerated() {
+                guard let value else { continue }
+                rows[position * width + column] += value
+                present[position * width + column] = true
+            }
+        }
+        var random = SplitMix(state: seed)
+        let scores = IntervalScore.allCases.filter { $0.value(total) != nil }
+        var samples = [[Double]](repeating: [], count: scores.count)
+        let jump = 1 / max(1, length)
+        for _ in 0..<resamples {
+            var sum = [Double](repeating: 0, count: width), has = [Bool](repeating: false, count: width)
+            var position = random.below(span)
+            for step in 0..<span {
+                if step > 0 {
+                    position = jump >= 1 || random.uniform() < jump ? random.below(span) : (position + 1) % span
+                }
+                guard occupied[position] else { continue }
+                for c in 0..<width where present[position * width + c] {
+                    sum[c] += rows[position * width + c]
+                    has[c] = true
+                }
+            }
+            let resample = SummarySums(values: (0..<width).map { has[$0] ? sum[$0] : nil })
+            for (index, score) in scores.enumerated() {
+                if let value = score.value(resample), value.isFinite { samples[index].append(value) }
+            }
+        }
+        var out: [IntervalScore: ScoreInterval] = [:]
+        let tail = (1 - confidence) / 2
+        for (index, score) in scores.enumerated() {
+            let sorted = samples[index].sorted()
+            guard sorted.count >= resamples * 9 / 10, let estimate = score.value(total),
+                let low = Quantiles.quantile(sorted, tail), let high = Quantiles.quantile(sorted, 1 - tail)
+            else { continue }
+            let possible = score.possible
+            out[score] = ScoreInterval(
+                low: max(possible.lowerBound, estimate - (estimate - low)),
+                high: min(possible.upperBound, estimate + (high - estimate)))
+        }
+        return out
+    }
+
     @Test("the block length follows the days: about 1 for independent days, longer when errors persist")
     func blockLength() {
         var random = NormalSource(state: 5)
