@@ -60,7 +60,9 @@ struct Coverage {
 
     static let scores: [IntervalScore] = [.bias, .mae, .rmse, .errorSD, .correlation]
 
-    static func run(_ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64) -> Coverage {
+    static func run(
+        _ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64, adjusted: Bool = true
+    ) -> Coverage {
         var random = NormalSource(state: seed)
         var result = Coverage(repetitions: repetitions)
         let truth = days.truth
@@ -69,7 +71,8 @@ struct Coverage {
             let sample = days.draw(&random)
             guard
                 let intervals = DayBootstrap.intervals(
-                    days: sample, confidence: 0.95, resamples: resamples, seed: UInt64(repetition) &+ seed)
+                    days: sample, confidence: 0.95, resamples: resamples, adjusted: adjusted,
+                    seed: UInt64(repetition) &+ seed)
             else { continue }
             result.blockLength += intervals.blockLength / Double(repetitions)
             for score in scores {
@@ -137,7 +140,8 @@ struct VerifyIntervalTests {
         for length in [1.0, 3.5] {
             let ours = try #require(
                 DayBootstrap.intervals(
-                    days: days, confidence: 0.9, resamples: 300, blockLength: length, widened: false, seed: 5))
+                    days: days, confidence: 0.9, resamples: 300, blockLength: length, adjusted: false, widened: false,
+                    seed: 5))
             let plain = plainPercentiles(days, resamples: 300, blockLength: length, confidence: 0.9, seed: 5)
             #expect(ours.scores.count >= 8)
             #expect(ours.scores == plain, "block length \(length)")
@@ -196,8 +200,7 @@ struct VerifyIntervalTests {
             else { continue }
             let possible = score.possible
             out[score] = ScoreInterval(
-                low: max(possible.lowerBound, estimate - (estimate - low)),
-                high: min(possible.upperBound, estimate + (high - estimate)))
+                low: max(possible.lowerBound, min(estimate, low)), high: min(possible.upperBound, max(estimate, high)))
         }
         return out
     }
@@ -221,8 +224,19 @@ struct VerifyIntervalTests {
         #expect(ratio > 0.85 && ratio < 1.15, "MAE width / analytical \(ratio)")
     }
 
+    @Test("days sharing their weather: BCa covers the skewed second-moment scores more often than plain percentiles")
+    func bcaCoversSkewedScores() {
+        let days = KnownDays(days: 120, phi: 0.6, shared: 0.5)
+        let bca = Coverage.run(days, repetitions: 120, resamples: 400, seed: 41)
+        let plain = Coverage.run(days, repetitions: 120, resamples: 400, seed: 41, adjusted: false)
+        let second: [IntervalScore] = [.rmse, .errorSD, .correlation]
+        let gained = second.map { (bca.covered[$0] ?? 0) - (plain.covered[$0] ?? 0) }
+        #expect(gained.reduce(0, +) >= 6, "BCa − percentile, covered of 120: \(gained)")
+        for score in Coverage.scores { #expect(bca.rate(score) >= 0.88, "\(score) \(bca.rate(score))") }
+    }
+
     @Test(
-        "agrees with scipy.stats.bootstrap (percentile, independent days) within Monte Carlo error",
+        "agrees with scipy.stats.bootstrap (percentile and BCa, independent days) within Monte Carlo error",
         .enabled(
             if: scipyPython != nil, "scipy is not installed (.ci/run's .build/reference-venv, or WXDB_REFERENCE_PYTHON)"
         ))
@@ -230,6 +244,11 @@ struct VerifyIntervalTests {
         var random = NormalSource(state: 17)
         let days = KnownDays(days: 40).draw(&random)
         let ours = try #require(
+            DayBootstrap.intervals(
+                days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
+                seed: 4))
+        // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
+        let bca = try #require(
             DayBootstrap.intervals(
                 days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
         let folder = Scratch.folder("scipy-bootstrap")
@@ -251,10 +270,12 @@ struct VerifyIntervalTests {
                 "rmse": lambda s: np.sqrt(s[3] / s[0]),
             }
             out = {}
-            for name, f in scores.items():
-                r = bootstrap((np.arange(len(d)),), stat(f), vectorized=False, n_resamples=20000,
-                              confidence_level=0.95, method="percentile", random_state=np.random.default_rng(1))
-                out[name] = [float(r.confidence_interval.low), float(r.confidence_interval.high)]
+            for method in ["percentile", "BCa"]:
+                for name, f in scores.items():
+                    r = bootstrap((np.arange(len(d)),), stat(f), vectorized=False, n_resamples=20000,
+                                  confidence_level=0.95, method=method, random_state=np.random.default_rng(1))
+                    key = name if method == "percentile" else name + "_bca"
+                    out[key] = [float(r.confidence_interval.low), float(r.confidence_interval.high)]
             print(json.dumps(out))
             """
         let path = folder.appendingPathComponent("reference.py").path
@@ -268,6 +289,13 @@ struct VerifyIntervalTests {
             // Two independent 20 000-resample percentile estimates: each end within 4% of the width.
             #expect(abs(interval.low - theirs[0]) < 0.04 * width, "\(score) low \(interval.low) vs \(theirs[0])")
             #expect(abs(interval.high - theirs[1]) < 0.04 * width, "\(score) high \(interval.high) vs \(theirs[1])")
+            let theirsBCa = try #require(reference[score.rawValue + "_bca"])
+            let adjusted = try #require(bca.scores[score])
+            #expect(
+                abs(adjusted.low - theirsBCa[0]) < 0.04 * width, "\(score) BCa low \(adjusted.low) vs \(theirsBCa[0])")
+            #expect(
+                abs(adjusted.high - theirsBCa[1]) < 0.04 * width,
+                "\(score) BCa high \(adjusted.high) vs \(theirsBCa[1])")
         }
     }
 
