@@ -310,7 +310,6 @@ struct DayTable {
     func resample(_ count: Int, blockLength: Double, seed: UInt64, _ body: (SummarySums) -> Void) {
         var random = SplitMix(state: seed)
         let jump = 1 / max(1, blockLength)
-        let stay = log(1 - jump)
         let span = span, chunks = chunks
         var values = [Double?](repeating: nil, count: SummarySums.columns.count)
         var sum = [SIMD4<Double>](repeating: .zero, count: chunks)
@@ -318,34 +317,29 @@ struct DayTable {
             slot.withUnsafeBufferPointer { slot in
                 for _ in 0..<count {
                     var drawn = false
+                    var position = random.below(span)
                     var s0 = SIMD4<Double>.zero, s1 = s0, s2 = s0, s3 = s0
                     for c in 0..<chunks { sum[c] = .zero }
-                    var filled = 0
-                    while filled < span {
-                        // A block: a random start and a geometric length (a new block each day with
-                        // probability `jump`), drawn once per block rather than a coin per day.
-                        var position = random.below(span)
-                        var length = 1
-                        if jump < 1 {
-                            let draw = (log(1 - random.uniform()) / stay).rounded(.down)
-                            length += Int(min(Double(span), draw))
-                        }
-                        length = min(length, span - filled)
-                        filled += length
-                        for _ in 0..<length {
-                            let row = Int(slot[position])
-                            position = position + 1 == span ? 0 : position + 1
-                            guard row >= 0 else { continue }
-                            drawn = true
-                            let base = row * chunks
-                            if chunks == 4 {
-                                s0 += rows[base]
-                                s1 += rows[base + 1]
-                                s2 += rows[base + 2]
-                                s3 += rows[base + 3]
+                    for step in 0..<span {
+                        if step > 0 {
+                            // Independent days (jump 1) start a block every day: no coin to toss.
+                            if jump >= 1 || random.uniform() < jump {
+                                position = random.below(span)
                             } else {
-                                for c in 0..<chunks { sum[c] += rows[base + c] }
+                                position = position + 1 == span ? 0 : position + 1
                             }
+                        }
+                        let row = Int(slot[position])
+                        guard row >= 0 else { continue }
+                        drawn = true
+                        let base = row * chunks
+                        if chunks == 4 {
+                            s0 += rows[base]
+                            s1 += rows[base + 1]
+                            s2 += rows[base + 2]
+                            s3 += rows[base + 3]
+                        } else {
+                            for c in 0..<chunks { sum[c] += rows[base + c] }
                         }
                     }
                     if chunks == 4 {

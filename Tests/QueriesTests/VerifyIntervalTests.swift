@@ -148,8 +148,8 @@ struct VerifyIntervalTests {
         }
     }
 
-    /// The resampling loop written plainly (every column of every day, with a present flag each, the
-    /// positions listed first), kept as the reference the compact loop must match to the bit.
+    /// The resampling loop as first written (every column of every day, with a present flag each),
+    /// kept as the reference the compact loop must match to the bit.
     func plainPercentiles(
         _ input: [(start: Int64, sums: SummarySums)], resamples: Int, blockLength length: Double, confidence: Double,
         seed: UInt64
@@ -175,17 +175,12 @@ struct VerifyIntervalTests {
         let jump = 1 / max(1, length)
         for _ in 0..<resamples {
             var sum = [Double](repeating: 0, count: width), has = [Bool](repeating: false, count: width)
-            // Blocks of geometric length (mean `length`) from random starts, wrapping round.
-            var positions: [Int] = []
-            while positions.count < span {
-                let start = random.below(span)
-                var run = 1
-                if jump < 1 {
-                    run += Int(min(Double(span), (log(1 - random.uniform()) / log(1 - jump)).rounded(.down)))
+            var position = random.below(span)
+            for step in 0..<span {
+                if step > 0 {
+                    position = jump >= 1 || random.uniform() < jump ? random.below(span) : (position + 1) % span
                 }
-                for k in 0..<min(run, span - positions.count) { positions.append((start + k) % span) }
-            }
-            for position in positions where occupied[position] {
+                guard occupied[position] else { continue }
                 for c in 0..<width where present[position * width + c] {
                     sum[c] += rows[position * width + c]
                     has[c] = true
