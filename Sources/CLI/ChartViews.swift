@@ -124,25 +124,39 @@ enum ChartViews {
                             note: "\(tip(p)): \(number(p.observed)) \(unit)")
                     }), colour: .observed, markers: markers, maxGap: daily ? 1.5 * 86400 : 3 * 3600)
         ]
+        let floor = nonNegative(first.variable) ? 0 : -Double.infinity
         for (index, result) in results.enumerated() {
-            series.append(
-                ChartSeries(
-                    name: "\(result.model) issued \(formatNumber(result.leadHours, places: 1)) h ahead",
-                    points: downsample(
-                        result.points.map { p in
-                            ChartPoint(
-                                x: Double(p.time), y: p.forecast, n: p.hours,
-                                note: "\(tip(p)): \(number(p.forecast)) \(unit)")
-                        }), colour: .palette(index), dash: index % 4, markers: markers,
-                    maxGap: daily ? 1.5 * 86400 : 3 * 3600))
+            var forecast = ChartSeries(
+                name: "\(result.model) issued \(formatNumber(result.leadHours, places: 1)) h ahead",
+                points: downsample(
+                    result.points.map { p in
+                        ChartPoint(
+                            x: Double(p.time), y: p.forecast, n: p.hours,
+                            note: "\(tip(p)): \(number(p.forecast)) \(unit)"
+                                + (p.errorInterval.map {
+                                    " (error \(number(p.error)), interval \(number($0.low)) to \(number($0.high)))"
+                                } ?? ""))
+                    }), colour: .palette(index), dash: index % 4, markers: markers,
+                maxGap: daily ? 1.5 * 86400 : 3 * 3600)
+            // Where the day's mean forecast may lie given the noise of its hours: the observation plus
+            // the interval of the day's error. The observed line outside it: an error beyond the noise.
+            forecast.band = downsample(
+                result.points.compactMap { p in
+                    p.errorInterval.map {
+                        ChartBand(x: Double(p.time), low: max(floor, p.observed + $0.low), high: p.observed + $0.high)
+                    }
+                })
+            series.append(forecast)
         }
+        let banded = series.contains { !$0.band.isEmpty }
+        let level = QueryTrend.percentText(first.confidence ?? 0.95)
         let startOffset = ZoneTime.offset(at: first.points.first?.time ?? 0, timezone: location.timezone)
         var chart = LineChart(
             id: id,
             title:
                 "\(first.variable.name): observed and forecast over time (\(daily ? "daily \(totals ? "totals" : "means")" : "hourly"))",
             description:
-                "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the \(totals ? "total" : "mean") of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)").",
+                "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the \(totals ? "total" : "mean") of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)")\(banded ? "; the shaded band around a forecast line is the \(level)% interval of the day's mean forecast (the observation plus the interval of the day's error, from its hours): where the observed line leaves it, that day's error is beyond the noise" : "").",
             xTitle: "valid time (\(QueryCommand.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
             series: series)
         chart.xAxis = .time(offset: startOffset)
@@ -257,6 +271,19 @@ enum ChartViews {
             return ChartPoint(
                 x: chunk.reduce(0) { $0 + $1.x } / count, y: chunk.reduce(0) { $0 + $1.y } / count, n: n,
                 note: "mean of \(chunk.count) points from \(chunk.first!.note ?? "") to \(chunk.last!.note ?? "")")
+        }
+    }
+
+    /// A band of at most `maxPoints`, averaged in consecutive groups as `downsample` does its line.
+    static func downsample(_ band: [ChartBand]) -> [ChartBand] {
+        guard band.count > maxPoints else { return band }
+        let groups = (band.count + maxPoints - 1) / maxPoints
+        return stride(from: 0, to: band.count, by: groups).map { start in
+            let chunk = band[start..<min(band.count, start + groups)]
+            let count = Double(chunk.count)
+            return ChartBand(
+                x: chunk.reduce(0) { $0 + $1.x } / count, low: chunk.reduce(0) { $0 + $1.low } / count,
+                high: chunk.reduce(0) { $0 + $1.high } / count)
         }
     }
 

@@ -15,6 +15,7 @@ enum QueryTrend {
         var by: TrendInterval?
         var source: String?
         var model: String?
+        var confidence: Double?
         var units = UnitsOption()
         var output = FormatOption()
 
@@ -30,7 +31,11 @@ enum QueryTrend {
                     "by", "interval", "hour or day (a local day's mean; precipitation its total).", default: .hour, \.by
                 ),
                 .choice("every", "interval", "Deprecated spelling of --by.", \.every),
-                QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
+                QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model),
+                .double(
+                    "confidence", "percent",
+                    "Level of the bias's and (--by day) each day's interval, 50 to 99.9; 0 for none.",
+                    in: 0...99.9, default: "95", \.confidence)
             ]
             let output: [Opt<Options>] = FormatOption.options(
                 \.output, [.table, .csv, .json, .svg], help: "table, csv, json or svg (the chart over time).")
@@ -43,6 +48,10 @@ enum QueryTrend {
             try variable.validate()
             try range.validate()
             if by != nil, every != nil { throw UsageError("--every is the old spelling of --by; give only --by") }
+            if let confidence, confidence != 0, confidence < 50 {
+                throw UsageError(
+                    "--confidence is a level in percent from 50 to 99.9 (like --confidence 90), or 0 for no intervals")
+            }
         }
 
         var interval: TrendInterval { by ?? every ?? .hour }
@@ -56,9 +65,9 @@ enum QueryTrend {
                 For each valid hour with an observation, takes the run of one model whose lead is closest to
                 --lead among runs within --tolerance hours of it (the earlier run on a tie), and shows its error
                 and the running (cumulative) bias. --from/--to filter on valid time. --by day averages per local
-                day (precipitation: sums it, a daily total) with a 95% interval of the day's error; the running
-                bias and the headline stay means over hours, and the headline says whether the bias is within the
-                noise. Without --model, every model with runs is followed, each in its own series (one headline
+                day (precipitation: sums it, a daily total) with an interval of the day's error (95% unless
+                --confidence says otherwise; 0 for none); the running bias and the headline stay means over hours,
+                and the headline says whether the bias is within the noise, at the same level. Without --model, every model with runs is followed, each in its own series (one headline
                 line per model).
                 """,
             options: Options.self, run: run)
@@ -70,7 +79,8 @@ enum QueryTrend {
         let query = TrendOptions(
             variable: options.variable.variable, leadHours: options.lead!, toleranceHours: options.tolerance ?? 3,
             range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
-            every: options.interval, source: options.source, model: options.model, units: options.units.units)
+            every: options.interval, source: options.source, model: options.model, units: options.units.units,
+            confidence: (options.confidence ?? 95) == 0 ? nil : (options.confidence ?? 95) / 100)
         if options.every != nil { context.note("Note: --every is deprecated; it is spelled --by now") }
         var results: [TrendResult] = []
         do {
@@ -126,6 +136,7 @@ enum QueryTrend {
         let perDay: Set<OutputFormat> = daily ? [.table, .csv, .json] : []
         let perHour: Set<OutputFormat> = daily ? [] : [.table, .csv, .json]
         let several = results.count > 1
+        let percent = percentText(result.confidence ?? 0.95)
         var report = Report(columns: [
             .init("location", .text, only: [.csv]),
             .init("model", .text, only: several ? [.table, .csv, .json] : [.csv]),
@@ -142,7 +153,7 @@ enum QueryTrend {
             // Per day, the interval of the day's mean error (from its hours).
             .init("error_ci_low", .signed(places: 1), only: daily ? [.csv, .json] : []),
             .init("error_ci_high", .signed(places: 1), only: daily ? [.csv, .json] : []),
-            .init("error_ci", .signed(places: 1), label: "95% CI", unit: unit, only: daily ? [.table] : []),
+            .init("error_ci", .signed(places: 1), label: "\(percent)% CI", unit: unit, only: daily ? [.table] : []),
             .init("running_bias", .signed(places: 2), label: "running bias", unit: unit)
         ])
         report.rows = results.flatMap { result in
@@ -206,17 +217,24 @@ enum QueryTrend {
         let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
         var noise = ""
-        if let interval = result.biasInterval {
+        if let interval = result.biasInterval, let confidence = result.confidence {
+            let level = "\(percentText(confidence))% interval"
             let range = "\(signed(interval.low, places: 2)) to \(signed(interval.high, places: 2))\(unitText)"
             noise =
                 interval.low <= 0 && interval.high >= 0
-                ? " The bias is within the noise (95% interval \(range), days as the units)."
-                : " The bias is beyond the noise (95% interval \(range), days as the units)."
+                ? " The bias is within the noise (\(level) \(range), days as the units)."
+                : " The bias is beyond the noise (\(level) \(range), days as the units)."
         }
         // Hourly and daily trends of the same hours name the same period: first to last valid hour.
         let over = QueryCommand.span(result.lastValidTime - result.firstValidTime)
         return
             "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(over) (n=\(s.n) hours)."
             + noise
+    }
+
+    /// "95" or "97.5": a level as the option spells it.
+    static func percentText(_ confidence: Double) -> String {
+        let percent = confidence * 100
+        return formatNumber(percent, places: percent == percent.rounded() ? 0 : 1)
     }
 }

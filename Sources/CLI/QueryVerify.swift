@@ -97,7 +97,7 @@ enum QueryVerify {
                 ETS at --threshold; precipitation_probability adds the Brier score against observed
                 precipitation >= --threshold. Each score has a 95% interval (--confidence): a stationary block bootstrap over
                 the valid days' kept sums (1000 resamples, seeded, so the same command prints the same interval; mean block
-                length from the days' autocorrelation; percentile, widened by t/z for the few blocks of a short record), so
+                length from the days' autocorrelation; BCa percentiles, widened by t/z for the few blocks of a short record), so
                 days of persistent weather are not counted as independent. A row
                 with fewer than 10 valid days has no interval, and a note says so.
                 """,
@@ -345,8 +345,28 @@ enum QueryVerify {
     }
 
     /// One sentence on the row with the most pairs at 48 h lead or more (else the most pairs).
+    /// With `--by model` and several models, one sentence per model, each at the bucket the pooled
+    /// headline row has (a model without a row there at its own), so no model speaks for the rest.
     static func headline(_ result: VerifyResult, unit: String) -> String {
-        guard let row = result.headlineRow, let bias = row.scores.bias, let mae = row.scores.mae else { return "" }
+        guard let chosen = result.headlineRow else { return "" }
+        var models: [String] = []
+        for row in result.rows { if let m = row.model, !models.contains(m) { models.append(m) } }
+        guard result.options.grouping == .model, models.count > 1 else {
+            return sentence(chosen, result, unit: unit)
+        }
+        return models.compactMap { model -> String? in
+            var own = result
+            own.rows = result.rows.filter { $0.model == model }
+            let row =
+                own.rows.first { $0.leadFromHours == chosen.leadFromHours && $0.leadToHours == chosen.leadToHours }
+                ?? own.headlineRow
+            let line = row.map { sentence($0, result, unit: unit) } ?? ""
+            return line.isEmpty ? nil : line
+        }.joined(separator: "\n")
+    }
+
+    static func sentence(_ row: VerifyRow, _ result: VerifyResult, unit: String) -> String {
+        guard let bias = row.scores.bias, let mae = row.scores.mae else { return "" }
         let who = row.model.map { "\($0) forecasts" } ?? "Forecasts"
         let isProbability = result.variable.isProbability
         let subject = isProbability ? "Rain chances" : who

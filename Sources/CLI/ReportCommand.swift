@@ -216,7 +216,8 @@ enum ReportCommand {
                     trends = trends.map { hourly in
                         var daily = hourly
                         daily.points = TrendQuery.daily(
-                            hourly.points, timezone: location.timezone, sum: variable.quantity == .precipitation)
+                            hourly.points, timezone: location.timezone, sum: variable.quantity == .precipitation,
+                            confidence: hourly.confidence)
                         daily.every = .day
                         return daily
                     }

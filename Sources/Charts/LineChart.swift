@@ -237,11 +237,21 @@ public struct LineChart: Sendable {
         for (index, s) in shown.enumerated() {
             let colour = s.colour.cssClass
             out += "<g class=\"series\" data-series=\"\(SVG.escape(s.name))\">"
-            if s.band.count >= 2 {
-                let upper = s.band.map { SVG.coordinate(x($0.x)) + " " + SVG.coordinate(y($0.high)) }
-                let lower = s.band.reversed().map { SVG.coordinate(x($0.x)) + " " + SVG.coordinate(y($0.low)) }
-                out += "<path class=\"band \(colour)\" d=\"M\((upper + lower).joined(separator: "L"))Z\"/>"
+            // A band breaks where its line does (days without an interval are no interval).
+            var runs: [[ChartBand]] = []
+            for point in s.band {
+                if let last = runs.last?.last, abs(point.x - last.x) <= (s.maxGap ?? .infinity) {
+                    runs[runs.count - 1].append(point)
+                } else {
+                    runs.append([point])
+                }
             }
+            let shapes = runs.filter { $0.count >= 2 }.map { run in
+                let upper = run.map { SVG.coordinate(x($0.x)) + " " + SVG.coordinate(y($0.high)) }
+                let lower = run.reversed().map { SVG.coordinate(x($0.x)) + " " + SVG.coordinate(y($0.low)) }
+                return "M\((upper + lower).joined(separator: "L"))Z"
+            }
+            if !shapes.isEmpty { out += "<path class=\"band \(colour)\" d=\"\(shapes.joined())\"/>" }
             if s.line {
                 var d = ""
                 var previous: Double?

@@ -133,13 +133,37 @@ public struct CompareResult: Sendable {
             let by = low == high ? "\(low)" : "\(low)–\(high)"
             parts.append("\(winner) beat \(loser) at \(Self.spans(won)) by \(by)\(symbol) MAE")
         }
-        let even = rows.filter { $0.better == nil }
+        // A bucket without a test (too few days, or differences that do not vary) is no evidence of
+        // equal skill: it is named apart, never counted among the "no significant difference" buckets;
+        // only identical errors (every difference 0) are, as no difference at all.
+        let identical = rows.filter { $0.pValue == nil && $0.untested == .noVariance && $0.meanDifference == 0 }
+        let decided = rows.filter { $0.pValue != nil } + identical
+        let even = decided.filter { $0.better == nil }
+        var untested: [String] = []
+        for (reason, text) in [
+            (DailyDifferenceTest.Untested.tooFewDays, "too few matched days"),
+            (.noVariance, "the errors' differences do not vary")
+        ] {
+            let these = rows.filter { row in
+                row.pValue == nil && (row.untested ?? .tooFewDays) == reason
+                    && !identical.contains { $0.leadFromHours == row.leadFromHours }
+            }
+            if !these.isEmpty { untested.append("not tested at \(Self.spans(these)) (\(text))") }
+        }
         if parts.isEmpty {
+            guard !decided.isEmpty else {
+                return
+                    "No lead bucket could be tested between \(models[0]) and \(models[1]): "
+                    + untested.joined(separator: "; ") + "."
+            }
+            let any = untested.isEmpty ? "any lead" : "any tested lead"
+            let why = decided.count == identical.count ? ": their errors are identical" : ""
             return
-                "No significant difference between \(models[0]) and \(models[1]) at any lead (\(rows.count) lead bucket(s), matched hours only, \(Int((level * 100).rounded()))% family-wise)."
+                "No significant difference between \(models[0]) and \(models[1]) at \(any)\(why) (\(decided.count) lead bucket(s), matched hours only, \(Int((level * 100).rounded()))% family-wise)"
+                + untested.map { "; " + $0 }.joined() + "."
         }
         if !even.isEmpty { parts.append("no significant difference at \(Self.spans(even))") }
-        return parts.joined(separator: "; ") + "."
+        return (parts + untested).joined(separator: "; ") + "."
     }
 
     /// "24–120 h, 168–192 h": the rows' leads with adjacent buckets merged.

@@ -88,6 +88,8 @@ public struct TrendResult: Sendable, Equatable {
     /// The interval of the overall bias, with days as the units (errors persist with the weather);
     /// nil without intervals or with fewer than 8 days.
     public var biasInterval: ScoreInterval?
+    /// The level of `biasInterval` and of the days' `errorInterval`; nil without intervals.
+    public var confidence: Double?
     /// The first and last valid hour behind the points (also when they are per day), so hourly and
     /// daily trends of the same hours speak of the same period.
     public var firstValidTime: Int64 = 0
@@ -160,6 +162,7 @@ public enum TrendQuery {
             leadHours: options.leadHours, toleranceHours: options.toleranceHours, every: options.every,
             units: options.units, points: points, overall: overall, firstValidTime: hourly[0].time,
             lastValidTime: hourly[hourly.count - 1].time)
+        result.confidence = options.confidence
         if let confidence = options.confidence {
             result.biasInterval = biasInterval(hourly, timezone: location.timezone, confidence: confidence)
         }

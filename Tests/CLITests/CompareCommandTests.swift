@@ -62,6 +62,12 @@ private struct TwoModelHistory {
         #expect(result.code == 0, "\(result.stderrText)")
         return try parseJSON(result.stdout)
     }
+
+    func json(_ arguments: [String]) async throws -> JSON {
+        let result = await box.run(arguments + ["--format", "json"])
+        #expect(result.code == 0, "\(result.stderrText)")
+        return try parseJSON(result.stdout)
+    }
 }
 
 /// A pseudo-random draw, roughly standard normal, fixed by its key.
@@ -155,6 +161,54 @@ struct CompareTests {
         #expect(notes.contains { $0.contains("zero variance") && $0.contains("identical") }, "\(notes)")
         #expect(!notes.contains { $0.contains("too few") }, "\(notes)")
         #expect(document["headline"]?.stringValue?.hasPrefix("No significant difference") == true)
+    }
+
+    @Test("a bucket without a test is named as untested in the headline, never as 'no significant difference'")
+    func untestedInHeadline() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 2, model: model, run: run, valid: valid, lead: lead)
+        }
+        // 12 valid days: HLN cannot test the buckets whose horizon in days reaches 12 (11 d on).
+        let from = String(CivilTime.isoUTC(TwoModelHistory.start + 20 * 86_400).prefix(10))
+        let to = String(CivilTime.isoUTC(TwoModelHistory.start + 31 * 86_400).prefix(10))
+        for method in ["hln", "hac"] {
+            let document = try await history.json(
+                "query", "compare", "--location", "Testville", "--method", method, "--from", from, "--to", to)
+            let rows = try #require(document["rows"]?.arrayValue)
+            let untested = rows.filter { $0["p_value"]?.isNull == true }
+            let headline = try #require(document["headline"]?.stringValue)
+            if method == "hln" {
+                #expect(!untested.isEmpty && untested.count < rows.count)
+                #expect(headline.contains("at any tested lead"), "\(headline)")
+                #expect(headline.contains("not tested at 264–384 h (too few matched days)"), "\(headline)")
+                #expect(headline.contains("(\(rows.count - untested.count) lead bucket(s)"), "\(headline)")
+            } else {
+                #expect(untested.isEmpty)
+                #expect(!headline.contains("not tested"), "\(headline)")
+            }
+        }
+    }
+
+    @Test("verify --by model opens with one sentence per model at the same lead, not one model's")
+    func verifyByModelHeadline() async throws {
+        let history = try TwoModelHistory { model, run, valid, lead in
+            runNoise(seed: 3, model: model, run: run, valid: valid, lead: lead) + (model == 1 ? 1 : 0)
+        }
+        let table = await history.box.run("query", "verify", "--location", "Testville", "--by", "model")
+        #expect(table.code == 0, "\(table.stderrText)")
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        let icon = try #require(lines.first { $0.hasPrefix("icon forecasts ") }, "\(table.stdout.prefix(400))")
+        let gfs = try #require(lines.first { $0.hasPrefix("gfs forecasts ") }, "\(table.stdout.prefix(400))")
+        // Both at the same lead: the words after the model name up to "out".
+        func lead(_ line: String) -> String {
+            line.split(separator: " ").dropFirst(2).prefix { $0 != "out" }.joined(separator: " ")
+        }
+        #expect(lead(icon) == lead(gfs), "\(icon) / \(gfs)")
+        #expect(gfs.contains("warm"))
+        // One model alone still opens with its one sentence.
+        let one = await history.box.run("query", "verify", "--location", "Testville", "--by", "model", "--model", "gfs")
+        #expect(one.stdout.split(separator: "\n").filter { $0.hasSuffix(")") && $0.contains(" forecasts ") }.count <= 1)
+        #expect(!one.stdout.contains("icon forecasts"))
     }
 
     @Test("--method hln keeps BoM scores' DM figure: the statistic of the daily mean differences at the lead's horizon")
@@ -362,6 +416,64 @@ struct TrendIntervalTests {
         #expect(low < bias && bias < high && low > 0)
         let table = await history.box.run("query", "trend", "--location", "Testville", "--lead", "24")
         #expect(table.stdout.contains("The bias is beyond the noise (95% interval +"), "\(table.stdout.prefix(300))")
+    }
+
+    @Test("trend --confidence sets the level of every interval and the headline's words; 0 turns them off")
+    func trendConfidence() async throws {
+        let history = try TwoModelHistory(models: ["icon"]) { _, run, valid, lead in
+            runNoise(seed: 8, model: 0, run: run, valid: valid, lead: lead) + 2
+        }
+        let trend = ["query", "trend", "--location", "Testville", "--lead", "24", "--by", "day"]
+        let wide = try await history.json(trend)
+        let narrow = try await history.json(trend + ["--confidence", "80"])
+        func width(_ document: JSON) -> Double {
+            (document["bias_ci_high"]?.numberValue ?? 0) - (document["bias_ci_low"]?.numberValue ?? 0)
+        }
+        #expect(width(narrow) > 0 && width(narrow) < width(wide))
+        let days = zip(wide["rows"]?.arrayValue ?? [], narrow["rows"]?.arrayValue ?? []).filter {
+            $0.0["error_ci_low"]?.numberValue != nil
+        }
+        #expect(!days.isEmpty)
+        for (w, n) in days {
+            let a = (w["error_ci_high"]?.numberValue ?? 0) - (w["error_ci_low"]?.numberValue ?? 0)
+            let b = (n["error_ci_high"]?.numberValue ?? 0) - (n["error_ci_low"]?.numberValue ?? 0)
+            #expect(b < a)
+        }
+        let table = await history.box.run(trend + ["--confidence", "80"])
+        #expect(table.code == 0, "\(table.stderrText)")
+        #expect(table.stdout.contains("The bias is beyond the noise (80% interval +"), "\(table.stdout.prefix(300))")
+        #expect(table.stdout.contains("80% CI") && !table.stdout.contains("95%"))
+        let off = try await history.json(trend + ["--confidence", "0"])
+        #expect(off["bias_ci_low"]?.isNull == true)
+        #expect(off["rows"]?.arrayValue?.allSatisfy { $0["error_ci_low"]?.isNull == true } == true)
+        let plain = await history.box.run(trend + ["--confidence", "0"])
+        #expect(!plain.stdout.contains("interval"), "\(plain.stdout.prefix(300))")
+        let usage = await history.box.run(trend + ["--confidence", "20"])
+        #expect(usage.code == 64)
+        #expect(usage.stderrText.contains("--confidence is a level in percent"))
+    }
+
+    @Test("the over-time chart (trend --format svg --by day, and the report's) draws each day's interval as a band")
+    func trendBands() async throws {
+        let history = try TwoModelHistory(models: ["icon"]) { _, run, valid, lead in
+            runNoise(seed: 8, model: 0, run: run, valid: valid, lead: lead) + 2
+        }
+        let svg = await history.box.run(
+            "query", "trend", "--location", "Testville", "--lead", "24", "--by", "day", "--format", "svg")
+        #expect(svg.code == 0, "\(svg.stderrText)")
+        #expect(svg.stdout.contains("<path class=\"band c0\""))
+        #expect(svg.stdout.contains("the shaded band around a forecast line is the 95% interval of the day"))
+        let hourly = await history.box.run(
+            "query", "trend", "--location", "Testville", "--lead", "24", "--format", "svg")
+        #expect(!hourly.stdout.contains("class=\"band"))
+        // 30 days: the report draws the trend per day, with the bands.
+        let page = await history.box.run("report", "--location", "Testville", "--var", "temperature_2m")
+        #expect(page.code == 0, "\(page.stderrText)")
+        let over = try #require(page.stdout.firstRange(of: "observed and forecast over time"))
+        let rest = page.stdout[over.lowerBound...]
+        let chart = rest[..<(rest.firstRange(of: "</svg>")?.lowerBound ?? rest.endIndex)]
+        #expect(chart.contains("the shaded band around a forecast line"))
+        #expect(chart.contains("<path class=\"band c0\""))
     }
 
     @Test("the report draws the MAE's intervals as bands on the error-by-lead chart; its score table stays as it was")

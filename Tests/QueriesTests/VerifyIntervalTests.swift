@@ -60,7 +60,9 @@ struct Coverage {
 
     static let scores: [IntervalScore] = [.bias, .mae, .rmse, .errorSD, .correlation]
 
-    static func run(_ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64) -> Coverage {
+    static func run(
+        _ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64, adjusted: Bool = true
+    ) -> Coverage {
         var random = NormalSource(state: seed)
         var result = Coverage(repetitions: repetitions)
         let truth = days.truth
@@ -69,7 +71,8 @@ struct Coverage {
             let sample = days.draw(&random)
             guard
                 let intervals = DayBootstrap.intervals(
-                    days: sample, confidence: 0.95, resamples: resamples, seed: UInt64(repetition) &+ seed)
+                    days: sample, confidence: 0.95, resamples: resamples, adjusted: adjusted,
+                    seed: UInt64(repetition) &+ seed)
             else { continue }
             result.blockLength += intervals.blockLength / Double(repetitions)
             for score in scores {
@@ -110,6 +113,98 @@ struct VerifyIntervalTests {
         #expect(DayBootstrap.intervals(days: Array(days.prefix(10)), confidence: 0.95, seed: 9) != nil)
     }
 
+    @Test(
+        "the compact resampling loop gives exactly the intervals of the plain one (gaps, a shared day, a score some days lack)"
+    )
+    func compactMatchesPlain() throws {
+        let precipitation = try #require(Variables.hourlyVariable(named: "precipitation"))
+        var random = NormalSource(state: 8)
+        var days: [(start: Int64, sums: SummarySums)] = []
+        for day in 0..<40 where day % 7 != 3 {
+            var sums = SummarySums()
+            for hour in 0..<24 {
+                let observed = max(0, random.normal())
+                let forecast = max(0, observed + 0.5 * random.normal())
+                if day % 3 == 0 {
+                    sums.add(
+                        forecast: forecast, observed: observed, reference: hour % 2 == 0 ? observed : nil,
+                        variable: precipitation, threshold: 0.2)
+                } else {
+                    sums.continuous.add(forecast: forecast, observed: observed)
+                }
+            }
+            days.append((start: Int64(day) * 86_400, sums: sums))
+        }
+        // A 23-hour day's start rounds onto the day before's position: the two add up.
+        days.append((start: 9 * 86_400 + 3_600, sums: days[8].sums))
+        for length in [1.0, 3.5] {
+            let ours = try #require(
+                DayBootstrap.intervals(
+                    days: days, confidence: 0.9, resamples: 300, blockLength: length, adjusted: false, widened: false,
+                    seed: 5))
+            let plain = plainPercentiles(days, resamples: 300, blockLength: length, confidence: 0.9, seed: 5)
+            #expect(ours.scores.count >= 8)
+            #expect(ours.scores == plain, "block length \(length)")
+        }
+    }
+
+    /// The resampling loop as first written (every column of every day, with a present flag each),
+    /// kept as the reference the compact loop must match to the bit.
+    func plainPercentiles(
+        _ input: [(start: Int64, sums: SummarySums)], resamples: Int, blockLength length: Double, confidence: Double,
+        seed: UInt64
+    ) -> [IntervalScore: ScoreInterval] {
+        let days = input.sorted { $0.start < $1.start }
+        let positions = days.map { Int((Double($0.start - days[0].start) / 86_400).rounded()) }
+        let span = positions.last! + 1, width = SummarySums.columns.count
+        var rows = [Double](repeating: 0, count: span * width)
+        var present = [Bool](repeating: false, count: span * width), occupied = [Bool](repeating: false, count: span)
+        var total = SummarySums()
+        for (day, position) in zip(days, positions) {
+            total.merge(day.sums)
+            occupied[position] = true
+            for (column, value) in day.sums.values.enumerated() {
+                guard let value else { continue }
+                rows[position * width + column] += value
+                present[position * width + column] = true
+            }
+        }
+        var random = SplitMix(state: seed)
+        let scores = IntervalScore.allCases.filter { $0.value(total) != nil }
+        var samples = [[Double]](repeating: [], count: scores.count)
+        let jump = 1 / max(1, length)
+        for _ in 0..<resamples {
+            var sum = [Double](repeating: 0, count: width), has = [Bool](repeating: false, count: width)
+            var position = random.below(span)
+            for step in 0..<span {
+                if step > 0 {
+                    position = jump >= 1 || random.uniform() < jump ? random.below(span) : (position + 1) % span
+                }
+                guard occupied[position] else { continue }
+                for c in 0..<width where present[position * width + c] {
+                    sum[c] += rows[position * width + c]
+                    has[c] = true
+                }
+            }
+            let resample = SummarySums(values: (0..<width).map { has[$0] ? sum[$0] : nil })
+            for (index, score) in scores.enumerated() {
+                if let value = score.value(resample), value.isFinite { samples[index].append(value) }
+            }
+        }
+        var out: [IntervalScore: ScoreInterval] = [:]
+        let tail = (1 - confidence) / 2
+        for (index, score) in scores.enumerated() {
+            let sorted = samples[index].sorted()
+            guard sorted.count >= resamples * 9 / 10, let estimate = score.value(total),
+                let low = Quantiles.quantile(sorted, tail), let high = Quantiles.quantile(sorted, 1 - tail)
+            else { continue }
+            let possible = score.possible
+            out[score] = ScoreInterval(
+                low: max(possible.lowerBound, min(estimate, low)), high: min(possible.upperBound, max(estimate, high)))
+        }
+        return out
+    }
+
     @Test("the block length follows the days: about 1 for independent days, longer when errors persist")
     func blockLength() {
         var random = NormalSource(state: 5)
@@ -129,8 +224,19 @@ struct VerifyIntervalTests {
         #expect(ratio > 0.85 && ratio < 1.15, "MAE width / analytical \(ratio)")
     }
 
+    @Test("days sharing their weather: BCa covers the skewed second-moment scores more often than plain percentiles")
+    func bcaCoversSkewedScores() {
+        let days = KnownDays(days: 120, phi: 0.6, shared: 0.5)
+        let bca = Coverage.run(days, repetitions: 120, resamples: 400, seed: 41)
+        let plain = Coverage.run(days, repetitions: 120, resamples: 400, seed: 41, adjusted: false)
+        let second: [IntervalScore] = [.rmse, .errorSD, .correlation]
+        let gained = second.map { (bca.covered[$0] ?? 0) - (plain.covered[$0] ?? 0) }
+        #expect(gained.reduce(0, +) >= 6, "BCa − percentile, covered of 120: \(gained)")
+        for score in Coverage.scores { #expect(bca.rate(score) >= 0.88, "\(score) \(bca.rate(score))") }
+    }
+
     @Test(
-        "agrees with scipy.stats.bootstrap (percentile, independent days) within Monte Carlo error",
+        "agrees with scipy.stats.bootstrap (percentile and BCa, independent days) within Monte Carlo error",
         .enabled(
             if: scipyPython != nil, "scipy is not installed (.ci/run's .build/reference-venv, or WXDB_REFERENCE_PYTHON)"
         ))
@@ -138,6 +244,11 @@ struct VerifyIntervalTests {
         var random = NormalSource(state: 17)
         let days = KnownDays(days: 40).draw(&random)
         let ours = try #require(
+            DayBootstrap.intervals(
+                days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
+                seed: 4))
+        // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
+        let bca = try #require(
             DayBootstrap.intervals(
                 days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
         let folder = Scratch.folder("scipy-bootstrap")
@@ -159,10 +270,12 @@ struct VerifyIntervalTests {
                 "rmse": lambda s: np.sqrt(s[3] / s[0]),
             }
             out = {}
-            for name, f in scores.items():
-                r = bootstrap((np.arange(len(d)),), stat(f), vectorized=False, n_resamples=20000,
-                              confidence_level=0.95, method="percentile", random_state=np.random.default_rng(1))
-                out[name] = [float(r.confidence_interval.low), float(r.confidence_interval.high)]
+            for method in ["percentile", "BCa"]:
+                for name, f in scores.items():
+                    r = bootstrap((np.arange(len(d)),), stat(f), vectorized=False, n_resamples=20000,
+                                  confidence_level=0.95, method=method, random_state=np.random.default_rng(1))
+                    key = name if method == "percentile" else name + "_bca"
+                    out[key] = [float(r.confidence_interval.low), float(r.confidence_interval.high)]
             print(json.dumps(out))
             """
         let path = folder.appendingPathComponent("reference.py").path
@@ -176,6 +289,13 @@ struct VerifyIntervalTests {
             // Two independent 20 000-resample percentile estimates: each end within 4% of the width.
             #expect(abs(interval.low - theirs[0]) < 0.04 * width, "\(score) low \(interval.low) vs \(theirs[0])")
             #expect(abs(interval.high - theirs[1]) < 0.04 * width, "\(score) high \(interval.high) vs \(theirs[1])")
+            let theirsBCa = try #require(reference[score.rawValue + "_bca"])
+            let adjusted = try #require(bca.scores[score])
+            #expect(
+                abs(adjusted.low - theirsBCa[0]) < 0.04 * width, "\(score) BCa low \(adjusted.low) vs \(theirsBCa[0])")
+            #expect(
+                abs(adjusted.high - theirsBCa[1]) < 0.04 * width,
+                "\(score) BCa high \(adjusted.high) vs \(theirsBCa[1])")
         }
     }
 
