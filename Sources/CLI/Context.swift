@@ -35,7 +35,7 @@ public final class Context {
     public var wide = false
 
     public init(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String] = Context.processEnvironment(),
         stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -44,6 +44,22 @@ public final class Context {
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
         self.now = now
+    }
+
+    /// This process's environment, read from `environ`: what `ProcessInfo.processInfo.environment`
+    /// gives (like getenv, the first of a name given twice), without setting up ProcessInfo at
+    /// every start.
+    public static func processEnvironment() -> [String: String] {
+        var environment: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "="), environment[String(text[..<equals])] == nil {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return environment
     }
 
     public var nowUnix: Int64 { Int64(now().timeIntervalSince1970.rounded(.down)) }

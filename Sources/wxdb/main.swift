@@ -14,5 +14,9 @@ import WxCLI
 
 // Pipes closed early (`wxdb export ... | head`) should end quietly, not kill us with SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
-let code = await WXDB.main(Array(CommandLine.arguments.dropFirst()))
-exit(code)
+// Commands run before the first `await`, on this thread, unless they wait on the network: awaiting
+// an async function here starts Swift concurrency's thread pool, about 1 ms of CPU at every start.
+switch WXDB.start(Array(CommandLine.arguments.dropFirst())) {
+case .finished(let code): exit(code)
+case .pending(let command): exit(await command.finish())
+}
