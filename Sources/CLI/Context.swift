@@ -14,7 +14,8 @@ import WxStore
 /// Not `Sendable`: its output buffers and flags are plain mutable state, used by the one task that
 /// runs the command (ingest's hooks are called in that task too).
 public final class Context {
-    public var environment: [String: String]
+    /// Read when first used (`wxdb --version` never does).
+    public lazy var environment: [String: String] = Context.processEnvironment()
     public var stdoutIsTerminal: Bool
     public var stderrIsTerminal: Bool
     public var now: @Sendable () -> Date
@@ -35,15 +36,15 @@ public final class Context {
     public var wide = false
 
     public init(
-        environment: [String: String] = Context.processEnvironment(),
+        environment: [String: String]? = nil,
         stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.environment = environment
         self.stdoutFD = stdoutFD
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
         self.now = now
+        if let environment { self.environment = environment }
     }
 
     /// This process's environment, read from `environ`: what `ProcessInfo.processInfo.environment`
