@@ -757,6 +757,7 @@ def main():
     ap.add_argument("--baseline-rev", default="?", help="the commit --baseline-wxdb was built from")
     ap.add_argument("--static-wxdb", help="the self-contained binary of Scripts/package, for the lean rows")
     ap.add_argument("--lean-locations", type=int, help="locations in the lean rows' ingest cycle (20 quick, 200 full)")
+    ap.add_argument("--cycle-locations", type=int, help="locations in the lean rows' hourly cycle (100 quick, 1,000 full)")
     ap.add_argument("--output", default=os.path.join(ROOT, "BENCHMARKS.md"))
     a = ap.parse_args()
     started = time.time()

@@ -39,35 +39,38 @@ public struct ArgumentSpec: Sendable {
 }
 
 /// One typed option of the options struct `Root`: its spec, and how its values are stored.
+///
+/// Key paths are taken as autoclosures, so building an option table instantiates none of them
+/// (each costs a metadata lookup the first time): a run applies only the options it was given.
 struct Opt<Root> {
     var spec: OptionSpec
     /// Stores every value given (at least one; a flag gets `[""]`); throws ``UsageError`` on a bad value.
     var apply: (inout Root, [String]) throws -> Void
 
     /// The same option on a struct that holds `Root` at `path` (how option groups are shared).
-    func lifted<Outer>(_ path: WritableKeyPath<Outer, Root>) -> Opt<Outer> {
+    func lifted<Outer>(_ path: @autoclosure @escaping () -> WritableKeyPath<Outer, Root>) -> Opt<Outer> {
         let apply = self.apply
-        return Opt<Outer>(spec: spec) { outer, values in try apply(&outer[keyPath: path], values) }
+        return Opt<Outer>(spec: spec) { outer, values in try apply(&outer[keyPath: path()], values) }
     }
 
     static func string(
         _ name: String, _ valueName: String, _ help: String, required: Bool = false,
         default defaultValue: String? = nil,
-        completions: [String] = [], _ path: WritableKeyPath<Root, String?>
+        completions: [String] = [], _ path: @autoclosure @escaping () -> WritableKeyPath<Root, String?>
     ) -> Opt {
         Opt(
             spec: OptionSpec(
                 name: name, valueName: valueName, help: help, required: required, defaultDescription: defaultValue,
                 completions: completions)
         ) { root, values in
-            root[keyPath: path] = values.last
+            root[keyPath: path()] = values.last
         }
     }
 
     /// A list: `--var a,b` and `--var a --var b` are the same.
     static func list(
         _ name: String, _ valueName: String, _ help: String, default defaultValue: String? = nil,
-        completions: [String] = [], _ path: WritableKeyPath<Root, [String]>
+        completions: [String] = [], _ path: @autoclosure @escaping () -> WritableKeyPath<Root, [String]>
     ) -> Opt {
         Opt(
             spec: OptionSpec(
@@ -77,13 +80,13 @@ struct Opt<Root> {
             let items = values.flatMap { $0.split(separator: ",") }.map { $0.trimmed(.whitespaces) }
                 .filter { !$0.isEmpty }
             guard !items.isEmpty else { throw UsageError("--\(name) needs at least one \(valueName)") }
-            root[keyPath: path] = items
+            root[keyPath: path()] = items
         }
     }
 
     static func int(
         _ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Int>, required: Bool = false,
-        default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Int?>
+        default defaultValue: String? = nil, _ path: @autoclosure @escaping () -> WritableKeyPath<Root, Int?>
     ) -> Opt {
         Opt(
             spec: OptionSpec(
@@ -94,13 +97,13 @@ struct Opt<Root> {
                 throw UsageError(
                     "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
-            root[keyPath: path] = number
+            root[keyPath: path()] = number
         }
     }
 
     static func double(
         _ name: String, _ valueName: String, _ help: String, in range: ClosedRange<Double>, required: Bool = false,
-        default defaultValue: String? = nil, _ path: WritableKeyPath<Root, Double?>
+        default defaultValue: String? = nil, _ path: @autoclosure @escaping () -> WritableKeyPath<Root, Double?>
     ) -> Opt {
         Opt(
             spec: OptionSpec(
@@ -112,14 +115,14 @@ struct Opt<Root> {
                     "--\(name) must be a number from \(formatNumber(range.lowerBound, places: 3)) to \(formatNumber(range.upperBound, places: 3)), not '\(text)'"
                 )
             }
-            root[keyPath: path] = number
+            root[keyPath: path()] = number
         }
     }
 
     /// One of an enum's raw values.
     static func choice<T: RawRepresentable & CaseIterable>(
         _ name: String, _ valueName: String, _ help: String, allowed: [T]? = nil,
-        default defaultValue: T? = nil, _ path: WritableKeyPath<Root, T>
+        default defaultValue: T? = nil, _ path: @autoclosure @escaping () -> WritableKeyPath<Root, T>
     ) -> Opt
     where T.RawValue == String {
         let allowed = allowed ?? Array(T.allCases)
@@ -135,14 +138,14 @@ struct Opt<Root> {
                     "--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'"
                         + Suggest.phrase(text, among: names))
             }
-            root[keyPath: path] = value
+            root[keyPath: path()] = value
         }
     }
 
     /// One of an enum's raw values, nil when the option is not given (so another can stand in for it).
     static func choice<T: RawRepresentable & CaseIterable>(
         _ name: String, _ valueName: String, _ help: String, default defaultValue: T? = nil,
-        _ path: WritableKeyPath<Root, T?>
+        _ path: @autoclosure @escaping () -> WritableKeyPath<Root, T?>
     ) -> Opt
     where T.RawValue == String {
         let names = T.allCases.map(\.rawValue)
@@ -157,12 +160,14 @@ struct Opt<Root> {
                     "--\(name) must be one of \(names.joined(separator: ", ")), not '\(text)'"
                         + Suggest.phrase(text, among: names))
             }
-            root[keyPath: path] = value
+            root[keyPath: path()] = value
         }
     }
 
-    static func flag(_ name: String, _ help: String, _ path: WritableKeyPath<Root, Bool>) -> Opt {
-        Opt(spec: OptionSpec(name: name, valueName: nil, help: help)) { root, _ in root[keyPath: path] = true }
+    static func flag(_ name: String, _ help: String, _ path: @autoclosure @escaping () -> WritableKeyPath<Root, Bool>)
+        -> Opt
+    {
+        Opt(spec: OptionSpec(name: name, valueName: nil, help: help)) { root, _ in root[keyPath: path()] = true }
     }
 }
 
@@ -197,16 +202,35 @@ public struct Command {
     public var discussion: String?
     public var arguments: [ArgumentSpec] = []
     public var options: [OptionSpec] = []
-    public var subcommands: [Command] = []
+    /// A group's commands, built the first time they are asked for: a command line names one path
+    /// through the tree, and building every command's options at each start cost about 1 ms of CPU.
+    public var subcommands: [Command] { children.commands }
+    private var children = Children { [] }
     /// Turns the raw command line into a ready-to-run command (throws ``UsageError``); nil for a group.
-    var prepare: ((ParsedArguments) throws -> (Context) async throws -> Void)?
+    var prepare: ((ParsedArguments) throws -> Runner)?
 
     /// A group of subcommands.
-    init(name: String, abstract: String, discussion: String? = nil, subcommands: [Command]) {
+    init(
+        name: String, abstract: String, discussion: String? = nil,
+        subcommands: @autoclosure @escaping () -> [Command]
+    ) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
-        self.subcommands = subcommands
+        self.children = Children(subcommands)
+    }
+
+    /// Builds a group's commands once, however often the parser, help or completion ask.
+    private final class Children {
+        private let make: () -> [Command]
+        private var built: [Command]?
+        init(_ make: @escaping () -> [Command]) { self.make = make }
+        var commands: [Command] {
+            if let built { return built }
+            let commands = make()
+            built = commands
+            return commands
+        }
     }
 
     /// A command whose options are `O`; `run` gets them parsed and validated. `table` and `make`
@@ -214,7 +238,27 @@ public struct Command {
     init<O: CommandOptions>(
         name: String, abstract: String, discussion: String? = nil, options _: O.Type,
         table: [Opt<O>] = O.table, make: @escaping () -> O = O.init,
+        run: @escaping (O, Context) throws -> Void
+    ) {
+        self.init(name: name, abstract: abstract, discussion: discussion, table: table, make: make) { ready in
+            .now { context in try run(ready, context) }
+        }
+    }
+
+    /// A command that waits on the network (`run` is async): it runs on Swift concurrency.
+    init<O: CommandOptions>(
+        name: String, abstract: String, discussion: String? = nil, options _: O.Type,
+        table: [Opt<O>] = O.table, make: @escaping () -> O = O.init,
         run: @escaping (O, Context) async throws -> Void
+    ) {
+        self.init(name: name, abstract: abstract, discussion: discussion, table: table, make: make) { ready in
+            .later { context in try await run(ready, context) }
+        }
+    }
+
+    private init<O: CommandOptions>(
+        name: String, abstract: String, discussion: String?, table: [Opt<O>], make: @escaping () -> O,
+        runner: @escaping (O) -> Runner
     ) {
         self.name = name
         self.abstract = abstract
@@ -236,12 +280,19 @@ public struct Command {
             }
             try options.take(parsed.positionals)
             try options.validate()
-            let ready = options
-            return { context in try await run(ready, context) }
+            return runner(options)
         }
     }
 
     var isGroup: Bool { prepare == nil }
+}
+
+/// How a prepared command runs. Most run at once, on the main thread: a process that only reads
+/// the database then never starts Swift concurrency's threads (about 1 ms of CPU at every start,
+/// paid by every cron job and dashboard call). Commands that wait on the network run `later`.
+enum Runner {
+    case now((Context) throws -> Void)
+    case later((Context) async throws -> Void)
 }
 
 /// The raw words of one command line, sorted into options and positionals.
@@ -304,7 +355,15 @@ struct ArgumentParser {
         var index = 0
         var wantsHelp = false
         var sawPositional = false
-        let known = allOptions
+        // Every command's options, needed only for an option the command reached so far does not
+        // offer (`wxdb --db PATH query ...`): walking the whole tree builds every command.
+        var everyOption: [String: OptionSpec]?
+        func known() -> [String: OptionSpec] {
+            if let everyOption { return everyOption }
+            let all = allOptions
+            everyOption = all
+            return all
+        }
 
         // `wxdb help <command> ...` is `wxdb <command> ... --help`; so is `wxdb <group> help <sub>`.
         var args = arguments
@@ -332,13 +391,13 @@ struct ArgumentParser {
                     inlineValue = String(name[name.index(after: eq)...])
                     name = String(name[..<eq])
                 }
-                guard let spec = known[name] else {
+                let here = command.options + verbosityOptions
+                guard let spec = here.first(where: { $0.name == name }) ?? known()[name] else {
                     if wantsHelp { continue }
-                    let here = (command.options + verbosityOptions).map(\.name)
                     throw UsageError(
                         "unknown option '--\(name)'"
-                            + (Suggest.phrase(name, among: here, prefix: "--").nonEmpty
-                                ?? Suggest.phrase(name, among: known.keys.sorted(), prefix: "--")))
+                            + (Suggest.phrase(name, among: here.map(\.name), prefix: "--").nonEmpty
+                                ?? Suggest.phrase(name, among: known().keys.sorted(), prefix: "--")))
                 }
                 if spec.valueName == nil {
                     if inlineValue != nil { throw UsageError("--\(name) takes no value") }

@@ -14,7 +14,8 @@ import WxStore
 /// Not `Sendable`: its output buffers and flags are plain mutable state, used by the one task that
 /// runs the command (ingest's hooks are called in that task too).
 public final class Context {
-    public var environment: [String: String]
+    /// Read when first used (`wxdb --version` never does).
+    public lazy var environment: [String: String] = Context.processEnvironment()
     public var stdoutIsTerminal: Bool
     public var stderrIsTerminal: Bool
     public var now: @Sendable () -> Date
@@ -35,15 +36,31 @@ public final class Context {
     public var wide = false
 
     public init(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String]? = nil,
         stdoutFD: Int32 = 1, stdoutIsTerminal: Bool = isatty(1) == 1, stderrIsTerminal: Bool = isatty(2) == 1,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.environment = environment
         self.stdoutFD = stdoutFD
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
         self.now = now
+        if let environment { self.environment = environment }
+    }
+
+    /// This process's environment, read from `environ`: what `ProcessInfo.processInfo.environment`
+    /// gives (like getenv, the first of a name given twice), without setting up ProcessInfo at
+    /// every start.
+    public static func processEnvironment() -> [String: String] {
+        var environment: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "="), environment[String(text[..<equals])] == nil {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return environment
     }
 
     public var nowUnix: Int64 { Int64(now().timeIntervalSince1970.rounded(.down)) }

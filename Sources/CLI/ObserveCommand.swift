@@ -168,11 +168,13 @@ struct ObservationSourceOption {
 
     var name: String { given ?? fallback }
 
-    static func options<R>(_ key: WritableKeyPath<R, ObservationSourceOption>, default fallback: String) -> [Opt<R>] {
+    static func options<R>(
+        _ key: @autoclosure @escaping () -> WritableKeyPath<R, ObservationSourceOption>, default fallback: String
+    ) -> [Opt<R>] {
         [
             Opt<ObservationSourceOption>.string(
                 "source", "name", "A name for this source of observations.", default: fallback, \.given
-            ).lifted(key)
+            ).lifted(key())
         ]
     }
 

@@ -27,11 +27,11 @@ enum OutputFormat: String, CaseIterable, Sendable {
 struct DatabaseOption {
     var path: String?
 
-    static func options<R>(_ key: WritableKeyPath<R, DatabaseOption>) -> [Opt<R>] {
+    static func options<R>(_ key: @autoclosure @escaping () -> WritableKeyPath<R, DatabaseOption>) -> [Opt<R>] {
         var db = Opt<DatabaseOption>.string(
             "db", "path", "The SQLite database (env WXDB_DB).", default: "$XDG_DATA_HOME/wxdb/wxdb.sqlite", \.path)
         db.spec.repeatable = true  // the last one wins, so a wrapper's --db can be overridden
-        return [db.lifted(key)]
+        return [db.lifted(key())]
     }
 
     /// `--db`, else `WXDB_DB`, else the default under `$XDG_DATA_HOME`.
@@ -91,7 +91,7 @@ struct NetworkOptions {
     var timeout: Double?
     var attempts: Int?
 
-    static func options<R>(_ key: WritableKeyPath<R, NetworkOptions>) -> [Opt<R>] {
+    static func options<R>(_ key: @autoclosure @escaping () -> WritableKeyPath<R, NetworkOptions>) -> [Opt<R>] {
         var apiKey = Opt<NetworkOptions>.string(
             "api-key", "key", "Open-Meteo commercial API key (env WXDB_API_KEY); never printed or stored.", \.apiKey)
         apiKey.spec.repeatable = true  // the last one wins
@@ -103,7 +103,7 @@ struct NetworkOptions {
             .int(
                 "attempts", "n", "Attempts per request on transport errors, 429 and 5xx.", in: 1...10, default: "4",
                 \.attempts)
-        ].map { $0.lifted(key) }
+        ].map { $0.lifted(key()) }
     }
 
     /// Endpoints from the environment, with `--api-key` over `WXDB_API_KEY`.
@@ -130,10 +130,10 @@ struct LocationOption {
     var name: String?
 
     static func options<R>(
-        _ key: WritableKeyPath<R, LocationOption>, required: Bool = true,
+        _ key: @autoclosure @escaping () -> WritableKeyPath<R, LocationOption>, required: Bool = true,
         help: String = "The saved location."
     ) -> [Opt<R>] {
-        [Opt<LocationOption>.string("location", "name", help, required: required, \.name).lifted(key)]
+        [Opt<LocationOption>.string("location", "name", help, required: required, \.name).lifted(key())]
     }
 
     /// The named location; an unknown name is an error that suggests a close one.
@@ -159,7 +159,9 @@ struct TimeRangeOptions {
     var from: String?
     var to: String?
 
-    static func options<R>(_ key: WritableKeyPath<R, TimeRangeOptions>, on what: String) -> [Opt<R>] {
+    static func options<R>(_ key: @autoclosure @escaping () -> WritableKeyPath<R, TimeRangeOptions>, on what: String)
+        -> [Opt<R>]
+    {
         [
             Opt<TimeRangeOptions>.string(
                 "from", "time",
@@ -167,7 +169,7 @@ struct TimeRangeOptions {
             .string(
                 "to", "time", "Only \(what) up to this time, inclusive (a bare date includes that whole local day).",
                 \.to)
-        ].map { $0.lifted(key) }
+        ].map { $0.lifted(key()) }
     }
 
     /// Checks the times' form, and their order where that needs no time zone.
@@ -202,12 +204,14 @@ struct TimeRangeOptions {
 struct VariableOption {
     var name: String?
 
-    static func options<R>(_ key: WritableKeyPath<R, VariableOption>, required: Bool = false) -> [Opt<R>] {
+    static func options<R>(
+        _ key: @autoclosure @escaping () -> WritableKeyPath<R, VariableOption>, required: Bool = false
+    ) -> [Opt<R>] {
         [
             Opt<VariableOption>.string(
                 "var", "variable", "Hourly variable, as Open-Meteo names it.", required: required,
                 default: required ? nil : "temperature_2m", completions: Variables.hourlyNames, \.name
-            ).lifted(key)
+            ).lifted(key())
         ]
     }
 
@@ -241,7 +245,8 @@ struct FormatOption {
     init() { format = .table }
 
     static func options<R>(
-        _ key: WritableKeyPath<R, FormatOption>, _ allowed: [OutputFormat] = [.table, .csv, .json],
+        _ key: @autoclosure @escaping () -> WritableKeyPath<R, FormatOption>,
+        _ allowed: [OutputFormat] = [.table, .csv, .json],
         help: String? = nil
     ) -> [Opt<R>] {
         let names = allowed.map(\.rawValue)
@@ -249,7 +254,7 @@ struct FormatOption {
         return [
             Opt<FormatOption>.choice(
                 "format", "format", help ?? "\(list).", allowed: allowed, default: allowed[0], \.format
-            ).lifted(key)
+            ).lifted(key())
         ]
     }
 }
@@ -258,13 +263,13 @@ struct FormatOption {
 struct UnitsOption {
     var units: UnitSystem = .metric
 
-    static func options<R>(_ key: WritableKeyPath<R, UnitsOption>) -> [Opt<R>] {
+    static func options<R>(_ key: @autoclosure @escaping () -> WritableKeyPath<R, UnitsOption>) -> [Opt<R>] {
         [
             Opt<UnitsOption>.choice(
                 "units", "system", "metric or imperial (°F, mph, inch), applied when printing.", default: .metric,
                 \.units
             )
-            .lifted(key)
+            .lifted(key())
         ]
     }
 }

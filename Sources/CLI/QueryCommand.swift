@@ -23,12 +23,12 @@ enum QueryCommand {
         )
     }
 
-    static func sourceOption<R>(_ path: WritableKeyPath<R, String?>) -> Opt<R> {
+    static func sourceOption<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>) -> Opt<R> {
         .string(
             "source", "name", "Observation source.",
             default:
                 "the first of imported sources, era5, analysis:<model> (of another model), current that has observations at the forecast hours asked for",
-            path)
+            path())
     }
 
     /// Says so when the default source is not the best-ranked one, because better-ranked ones had
@@ -44,8 +44,8 @@ enum QueryCommand {
         )
     }
 
-    static func modelOption<R>(_ path: WritableKeyPath<R, String?>) -> Opt<R> {
-        .string("model", "model", "Only this model's runs.", path)
+    static func modelOption<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>) -> Opt<R> {
+        .string("model", "model", "Only this model's runs.", path())
     }
 
     static func zoneLabel(_ location: Location) -> String {

@@ -30,32 +30,89 @@ public enum WXDB {
 
     /// Runs `wxdb` with `arguments` (without the program name) and returns the exit code.
     public static func main(_ arguments: [String], context: Context = Context()) async -> Int32 {
+        switch start(arguments, context: context) {
+        case .finished(let code): return code
+        case .pending(let command): return await command.finish()
+        }
+    }
+
+    /// Parses `arguments` and runs the command if it runs at once (every command but those that
+    /// wait on the network), without Swift concurrency: `main.swift` awaits only what is left.
+    public static func start(_ arguments: [String], context: Context = Context()) -> Start {
         let parser = ArgumentParser(root: root)
-        var usagePath = ["wxdb"]
-        var usageCommand = root
+        var usage = (path: ["wxdb"], command: root)
         do {
             switch try parser.parse(arguments) {
             case .version:
                 context.out("wxdb \(version)\n")
                 context.flush()
-                return 0
+                return .finished(0)
             case .help(let command, let path):
                 context.out(Help.text(command, path: path))
                 context.flush()
-                return 0
+                return .finished(0)
             case .run(let command, let parsed):
-                usagePath = parsed.commandPath
-                usageCommand = command
+                usage = (parsed.commandPath, command)
                 // Parse and validate every option before anything runs: a usage error changes nothing.
-                let run = try command.prepare!(parsed)
+                let runner = try command.prepare!(parsed)
                 context.quiet = !parsed.values("quiet").isEmpty
                 context.verbose = !parsed.values("verbose").isEmpty
                 context.wide = !parsed.values("wide").isEmpty
+                switch runner {
+                case .now(let run):
+                    try run(context)
+                    try context.finishOutput()
+                    return .finished(0)
+                case .later(let run):
+                    return .pending(
+                        PendingCommand(
+                            run: run, context: context, arguments: arguments, usagePath: usage.path,
+                            usageCommand: usage.command))
+                }
+            }
+        } catch {
+            return .finished(
+                exitCode(for: error, arguments: arguments, usagePath: usage.path, usageCommand: usage.command, context))
+        }
+    }
+
+    /// What `start` leaves to do.
+    public enum Start {
+        /// The command ran, or was refused: exit with this code.
+        case finished(Int32)
+        /// The command waits on the network: `finish()` runs it.
+        case pending(PendingCommand)
+    }
+
+    /// A parsed, validated command that runs on Swift concurrency.
+    public struct PendingCommand {
+        let run: (Context) async throws -> Void
+        let context: Context
+        let arguments: [String]
+        let usagePath: [String]
+        let usageCommand: Command
+
+        /// Runs the command and returns the exit code.
+        public func finish() async -> Int32 {
+            do {
                 try await run(context)
                 try context.finishOutput()
                 return 0
+            } catch {
+                return exitCode(
+                    for: error, arguments: arguments, usagePath: usagePath, usageCommand: usageCommand, context)
             }
-        } catch let error as UsageError {
+        }
+    }
+
+    /// The exit code for a command that threw `error`, after saying what went wrong.
+    static func exitCode(
+        for error: any Error, arguments: [String], usagePath: [String], usageCommand: Command, _ context: Context
+    ) -> Int32 {
+        var usagePath = usagePath
+        var usageCommand = usageCommand
+        switch error {
+        case let error as UsageError:
             context.flush()
             // Find the command the user was reaching for, for the usage line.
             if case .some(let (command, path)) = deepestCommand(arguments) {
@@ -66,15 +123,15 @@ public enum WXDB {
             context.err("Usage: \(Help.usage(usageCommand, path: usagePath))")
             context.err("  See '\(usagePath.joined(separator: " ")) --help' for more information.")
             return 64
-        } catch is IngestFailed {
+        case is IngestFailed:
             context.flush()
             return 1
-        } catch let error as CSVWriteError where error.code == EPIPE {
+        case let error as CSVWriteError where error.code == EPIPE:
             // The reader went away (`wxdb export ... | head`): not a failure of ours.
             return 0
-        } catch let error as OutputWriteError where error.code == EPIPE && error.path == nil {
+        case let error as OutputWriteError where error.code == EPIPE && error.path == nil:
             return 0
-        } catch {
+        default:
             context.flush()
             context.err("Error: \(context.withoutAPIKey(userMessage(for: error)))")
             return 1

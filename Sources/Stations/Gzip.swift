@@ -11,11 +11,16 @@ public enum Gzip {
     /// The decompressed bytes of every gzip member in `data`; a damaged or cut-off file throws
     /// (a truncated download must not import as a shorter year).
     public static func decompress(_ data: Data) throws -> Data {
+        guard wxdb_zlib_available() != 0 else {
+            throw StationFormatError(
+                "zlib (libz.so.1) is not installed, and this file is gzip; install it (sudo apt-get install zlib1g) or unpack the file first (gunzip); nothing was stored"
+            )
+        }
         var stream = z_stream()
         guard wxdb_inflate_init_gzip(&stream) == Z_OK else {
             throw StationFormatError("zlib could not start decompressing; nothing was stored")
         }
-        defer { inflateEnd(&stream) }
+        defer { wxdb_inflate_end(&stream) }
         var output = Data()
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var input = [UInt8](data)
@@ -28,7 +33,7 @@ public enum Gzip {
                 let status = chunk.withUnsafeMutableBufferPointer { out -> Int32 in
                     stream.next_out = out.baseAddress
                     stream.avail_out = UInt32(out.count)
-                    return inflate(&stream, Z_NO_FLUSH)
+                    return wxdb_inflate(&stream, Z_NO_FLUSH)
                 }
                 let produced = chunk.count - Int(stream.avail_out)
                 output.append(contentsOf: chunk[0..<produced])
@@ -39,7 +44,7 @@ public enum Gzip {
                         finished = true
                         return
                     }
-                    inflateReset(&stream)
+                    wxdb_inflate_reset(&stream)
                 case Z_OK:
                     if stream.avail_in == 0 && produced == 0 { return }
                 case Z_BUF_ERROR:

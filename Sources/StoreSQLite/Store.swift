@@ -137,15 +137,18 @@ public final class SQLiteStore {
         let migrator = Migrator(migrations: Schema.migrations)
         do {
             try migrator.check(db)
+            // Read once: every command opens the database, most find nothing to migrate.
+            let applied = Set(try migrator.applied(in: db).map(\.name))
             // A SQLite file with no wxdb history but tables of its own belongs to someone else.
-            if try migrator.applied(in: db).isEmpty, (try db.scalarInt("SELECT count(*) FROM sqlite_schema") ?? 0) > 0 {
+            if applied.isEmpty, (try db.scalarInt("SELECT count(*) FROM sqlite_schema") ?? 0) > 0 {
                 throw OpenError.notWxdb(path: path)
             }
-            if try migrator.pending(in: db).isEmpty == false || (try db.scalarText("PRAGMA journal_mode")) != "wal" {
+            let pending = migrator.migrations.contains { !applied.contains($0.name) }
+            if try pending || db.scalarText("PRAGMA journal_mode") != "wal" {
                 _ = try db.scalarText("PRAGMA journal_mode = WAL")
             }
             try db.execute("PRAGMA synchronous = NORMAL")
-            try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970))
+            if pending { try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970)) }
             try SQLiteStore(db: db).rebuildPendingSums()
             try SQLiteStore(db: db).finishMigration0012()
             try SQLiteStore(db: db).finishMigration0013()
