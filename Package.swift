@@ -25,6 +25,13 @@ let package = Package(
             path: "Sources/CCurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        // libpq's header only: the library is opened with dlopen at the first PostgreSQL connection
+        // (Sources/CLibPQ/shim.h), so SQLite commands never load it and its OpenSSL/GSSAPI/LDAP.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .systemLibrary(
             name: "CZlib",
             path: "Sources/CZlib",
@@ -38,6 +45,10 @@ let package = Package(
         .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "CCurl"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
+        // The PostgreSQL client (connections, parameters, COPY, streaming, advisory locks,
+        // redaction) and wxdb's PostgreSQL schema and migrations over it.
+        .target(name: "WxPostgres", dependencies: ["CLibPQ"], path: "Sources/Postgres"),
+        .target(name: "WxPostgresStore", dependencies: ["WxPostgres", "WxCore"], path: "Sources/PostgresStore"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
@@ -58,6 +69,7 @@ let package = Package(
             dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
+        .testTarget(name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "TestSupport"]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",
