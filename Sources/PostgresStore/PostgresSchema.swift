@@ -229,13 +229,20 @@ public enum PostgresSchema {
         guard try db.scalarInt("SELECT count(*) FROM pg_extension WHERE extname = 'citus'") ?? 0 > 0 else {
             return nil
         }
+        // pg_dist_partition: 'h' is hash-distributed, 'n' with replication model 't' a reference table.
         let tables = try db.rows(
-            "SELECT table_name::text, citus_table_type FROM citus_tables ORDER BY table_name::text"
+            """
+            SELECT c.relname::text, CASE WHEN p.partmethod = 'h' THEN 'distributed' WHEN p.repmodel = 't' THEN 'reference' ELSE 'other' END
+            FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+            WHERE c.relnamespace = current_schema()::regnamespace ORDER BY c.relname
+            """
         ) { (name: $0.string(0), kind: $0.string(1)) }
         let nodes = try db.rows(
             """
-            SELECT nodename || ':' || nodeport, count(*) FROM citus_shards
-            WHERE citus_table_type = 'distributed' GROUP BY nodename, nodeport ORDER BY nodename, nodeport
+            SELECT s.nodename || ':' || s.nodeport, count(*) FROM pg_catalog.citus_shards s
+            JOIN pg_class c ON c.oid = s.table_name
+            WHERE c.relnamespace = current_schema()::regnamespace AND s.citus_table_type = 'distributed'
+            GROUP BY s.nodename, s.nodeport ORDER BY s.nodename, s.nodeport
             """
         ) { (node: $0.string(0), shards: Int($0.int64(1))) }
         return PostgresDistribution(
