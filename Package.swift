@@ -53,7 +53,9 @@ let package = Package(
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
             name: "WxCLI",
-            dependencies: ["WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts", "WxStations"],
+            dependencies: [
+                "WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts", "WxStations", "WxPostgres", "WxPostgresStore"
+            ],
             path: "Sources/CLI"
         ),
         .executableTarget(name: "wxdb", dependencies: ["WxCLI"], path: "Sources/wxdb"),
@@ -73,7 +75,10 @@ let package = Package(
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",
-            dependencies: ["WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport"])
+            dependencies: [
+                "WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport", "WxPostgres",
+                "WxPostgresStore"
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

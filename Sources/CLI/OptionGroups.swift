@@ -46,6 +46,7 @@ struct DatabaseOption {
     /// database the user cannot write is then read without changing anything, and a note says so.
     func open(_ context: Context, create: Bool = false, access: Store.Access = .write) throws -> Store {
         let path = path(context)
+        if let conninfo = PostgresTarget.conninfo(path) { try PostgresTarget.refuse(conninfo) }
         if create, !FileManager.default.fileExists(atPath: path) {
             let folder = PathText.folder(of: path)
             let chosen = self.path != nil || !(context.environment["WXDB_DB"] ?? "").isEmpty
