@@ -48,7 +48,8 @@ let package = Package(
         // The PostgreSQL client (connections, parameters, COPY, streaming, advisory locks,
         // redaction) and wxdb's PostgreSQL schema and migrations over it.
         .target(name: "WxPostgres", dependencies: ["CLibPQ"], path: "Sources/Postgres"),
-        .target(name: "WxPostgresStore", dependencies: ["WxPostgres", "WxCore"], path: "Sources/PostgresStore"),
+        .target(
+            name: "WxPostgresStore", dependencies: ["WxPostgres", "WxCore", "WxStore"], path: "Sources/PostgresStore"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
@@ -71,7 +72,8 @@ let package = Package(
             dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
         .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
-        .testTarget(name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "TestSupport"]),
+        .testTarget(
+            name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "TestSupport"]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",

@@ -44,10 +44,10 @@ struct DatabaseOption {
     /// make a folder the user named that does not exist (a typo would silently start a new history);
     /// the default folder is wxdb's own and is made on first use. Reading commands pass `.read`: a
     /// database the user cannot write is then read without changing anything, and a note says so.
-    func open(_ context: Context, create: Bool = false, access: Store.Access = .write) throws -> Store {
+    func open(_ context: Context, create: Bool = false, access: StoreAccess = .write) throws -> any Store {
         let path = path(context)
-        if let conninfo = PostgresTarget.conninfo(path) { try PostgresTarget.refuse(conninfo) }
-        if create, !FileManager.default.fileExists(atPath: path) {
+        // A PostgreSQL connection string names no folder (StoreEngines.open takes it).
+        if create, PostgresTarget.conninfo(path) == nil, !FileManager.default.fileExists(atPath: path) {
             let folder = PathText.folder(of: path)
             let chosen = self.path != nil || !(context.environment["WXDB_DB"] ?? "").isEmpty
             var isFolder = false
@@ -59,9 +59,8 @@ struct DatabaseOption {
                 )
             }
         }
-        let store = try Store.open(
-            path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds,
-            access: access)
+        let store = try StoreEngines.open(
+            path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds, access: access)
         if let reason = store.readOnlyReason {
             context.note("Note: \(store.path) is read-only for you (\(reason)); reading it without changing anything")
         }
@@ -138,11 +137,11 @@ struct LocationOption {
     }
 
     /// The named location; an unknown name is an error that suggests a close one.
-    func resolve(_ store: Store) throws -> Location {
+    func resolve(_ store: any Store) throws -> Location {
         try Self.resolve(name ?? "", in: store)
     }
 
-    static func resolve(_ name: String, in store: Store) throws -> Location {
+    static func resolve(_ name: String, in store: any Store) throws -> Location {
         if let location = try store.location(named: name) { return location }
         let names = try store.locations().map(\.name)
         // `berlin` is Berlin when no other name differs from it only in case.

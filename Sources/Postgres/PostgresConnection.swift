@@ -336,6 +336,13 @@ public final class PostgresConnection {
     private func withParameters<R>(_ arguments: [PostgresValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R)
         throws -> R
     {
+        // A C string ends at NUL, so such text would be stored cut short; PostgreSQL's text cannot hold one anyway.
+        if arguments.contains(where: { $0.text?.utf8.contains(0) == true }) {
+            throw PostgresError(
+                kind: .other,
+                message: "a text value holds a NUL byte, which PostgreSQL cannot store; nothing was stored",
+                target: target)
+        }
         var pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { value in value.text.map { strdup($0) } }
         defer { for pointer in pointers { free(pointer) } }
         for (value, pointer) in zip(arguments, pointers) where value != .null && pointer == nil {

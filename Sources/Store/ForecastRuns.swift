@@ -22,6 +22,19 @@ public struct StoreOutcome: Sendable, Equatable {
     /// Whether a stored run of the same model run took hours (or dates) it lacked: the window moved
     /// on, or another UTC offset cut the response differently (then `kind` is `repeated`).
     public var continued = false
+
+    /// Public so that every engine can build one.
+    public init(
+        kind: Kind, model: String, runID: Int64, hours: Int, days: Int, addedHours: Int = 0, continued: Bool = false
+    ) {
+        self.kind = kind
+        self.model = model
+        self.runID = runID
+        self.hours = hours
+        self.days = days
+        self.addedHours = addedHours
+        self.continued = continued
+    }
 }
 
 /// The facts about one fetch that go into the fetch log beside the runs it produced.
@@ -55,7 +68,7 @@ public struct FetchRecord: Sendable {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     static let hourlyInsertSQL =
         "INSERT INTO hourly_forecasts (run_id, valid_time, "
         + Variables.hourlyNames.joined(separator: ", ") + ") VALUES (?, ?"

@@ -14,6 +14,21 @@ public struct Location: Sendable, Equatable {
     public var createdAt: Int64
 
     public var defaultModel: String { models.first ?? "best_match" }
+
+    /// Public so that every engine can build one.
+    public init(
+        id: Int64, name: String, latitude: Double, longitude: Double, elevation: Double?, timezone: String,
+        models: [String], createdAt: Int64
+    ) {
+        self.id = id
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+        self.elevation = elevation
+        self.timezone = timezone
+        self.models = models
+        self.createdAt = createdAt
+    }
 }
 
 /// Errors about locations, worded for the user.
@@ -37,7 +52,7 @@ public enum LocationError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     static let locationColumns = "id, name, latitude, longitude, elevation, timezone, models, created_at"
 
     static func location(_ row: Row) -> Location {
@@ -154,7 +169,7 @@ public enum StoreError: Error, CustomStringConvertible {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Whether `location` is still saved (same id and name): another command may have removed it
     /// since it was looked up, and storing for it then fails on the foreign key.
     public func isStillSaved(_ location: Location) throws -> Bool {

@@ -76,12 +76,14 @@ public final class PostgresServer: Sendable {
                 description:
                     "PostgreSQL's programs (initdb, pg_ctl, postgres) are not installed: apt-get install postgresql-15")
         }
+        Self.removeAbandoned(programs: programs)
         var template = Array("/tmp/wxdb-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw PostgresServerError(description: "mkdtemp failed") }
         folder = String(cString: made)
         password = "pw-" + UUID().uuidString
         let data = folder + "/data"
         try (password + "\n").write(toFile: folder + "/pwfile", atomically: false, encoding: .utf8)
+        try "\(getpid())\n".write(toFile: folder + "/owner.pid", atomically: false, encoding: .utf8)
         if Self.asRoot {
             guard Self.shell("chown -R postgres:postgres \(folder)") == 0 else {
                 throw PostgresServerError(description: "could not give \(folder) to the postgres user")
@@ -109,6 +111,21 @@ public final class PostgresServer: Sendable {
             }
         }
         throw PostgresServerError(description: "the test PostgreSQL server did not start; see \(folder)/server.log")
+    }
+
+    /// Stops and deletes the servers of test processes that died without their exit handler (a
+    /// crash, SIGKILL): each folder names its owner's process id.
+    private static func removeAbandoned(programs: String) {
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+        for name in folders where name.hasPrefix("wxdb-pg-") {
+            let folder = "/tmp/" + name
+            guard let text = try? String(contentsOfFile: folder + "/owner.pid", encoding: .utf8),
+                let owner = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                kill(owner, 0) != 0, errno == ESRCH
+            else { continue }
+            let stop = "\(programs)/pg_ctl -D \(folder)/data -m immediate -s stop >/dev/null 2>&1"
+            _ = shell((asRoot ? "runuser -u postgres -- " : "") + stop + "; rm -rf \(folder)")
+        }
     }
 
     /// A libpq connection string to `database` over the socket in the server's folder.
