@@ -26,6 +26,13 @@ let package = Package(
             path: "Sources/CCurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        // libpq's header only: the library is opened with dlopen at the first PostgreSQL connection
+        // (Sources/CLibPQ/shim.h), so SQLite commands never load it and its OpenSSL/GSSAPI/LDAP.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .systemLibrary(
             name: "CZlib",
             path: "Sources/CZlib",
@@ -44,13 +51,18 @@ let package = Package(
         .target(name: "WxStationFiles", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/StationFiles"),
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "CCurl"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
+        // The PostgreSQL client (connections, parameters, COPY, streaming, advisory locks,
+        // redaction) and wxdb's PostgreSQL schema and migrations over it.
+        .target(name: "WxPostgres", dependencies: ["CLibPQ"], path: "Sources/Postgres"),
+        .target(
+            name: "WxPostgresStore", dependencies: ["WxPostgres", "WxCore", "WxStore"], path: "Sources/PostgresStore"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
             name: "WxCLI",
             dependencies: [
                 "WxCore", "WxStore", "WxStoreSQLite", "WxStationFiles", "WxFetcher", "WxQueries", "WxCharts",
-                "WxStations"
+                "WxStations", "WxPostgres", "WxPostgresStore"
             ],
             path: "Sources/CLI"
         ),
@@ -71,12 +83,14 @@ let package = Package(
             name: "QueriesTests",
             dependencies: ["WxQueries", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
+        .testTarget(
+            name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "TestSupport"]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",
             dependencies: [
                 "WxCLI", "WxQueries", "WxStore", "WxStoreSQLite", "WxStationFiles", "WxSQLite", "WxCore", "WxReplay",
-                "TestSupport"
+                "TestSupport", "WxPostgres", "WxPostgresStore"
             ])
     ],
     swiftLanguageModes: [.v6]

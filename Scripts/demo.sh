@@ -25,12 +25,13 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 if { [ ! -f /usr/include/sqlite3.h ] && ! pkg-config --exists sqlite3 2>/dev/null; } \
   || { ! pkg-config --exists libcurl 2>/dev/null && [ ! -f /usr/include/x86_64-linux-gnu/curl/curl.h ] \
-    && [ ! -f /usr/include/curl/curl.h ]; }; then
+    && [ ! -f /usr/include/curl/curl.h ]; } \
+  || { [ ! -f /usr/include/postgresql/libpq-fe.h ] && [ ! -f /usr/include/libpq-fe.h ]; }; then
   if [ "$(id -u)" = 0 ]; then
-    say "Installing libsqlite3-dev libcurl4-openssl-dev"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libcurl4-openssl-dev pkg-config
+    say "Installing libsqlite3-dev libcurl4-openssl-dev libpq-dev"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libcurl4-openssl-dev libpq-dev pkg-config
   else
-    echo "Error: wxdb needs SQLite's and libcurl's development files: sudo apt-get install -y libsqlite3-dev libcurl4-openssl-dev" >&2
+    echo "Error: wxdb needs SQLite's, libcurl's and libpq's development files: sudo apt-get install -y libsqlite3-dev libcurl4-openssl-dev libpq-dev" >&2
     exit 1
   fi
 fi

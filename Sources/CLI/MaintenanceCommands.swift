@@ -290,6 +290,7 @@ enum DoctorCommand {
 
     static func run(_ args: Options, _ context: Context) throws {
         let path = args.database.path(context)
+        if let conninfo = PostgresTarget.conninfo(path) { return try PostgresTarget.doctor(conninfo, args, context) }
         try SQLiteStore.checkPath(path)
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError(

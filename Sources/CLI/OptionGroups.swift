@@ -47,7 +47,8 @@ struct DatabaseOption {
     /// database the user cannot write is then read without changing anything, and a note says so.
     func open(_ context: Context, create: Bool = false, access: StoreAccess = .write) throws -> any Store {
         let path = path(context)
-        if create, !FileManager.default.fileExists(atPath: path) {
+        // A PostgreSQL connection string names no folder (StoreEngines.open takes it).
+        if create, PostgresTarget.conninfo(path) == nil, !FileManager.default.fileExists(atPath: path) {
             let folder = PathText.folder(of: path)
             let chosen = self.path != nil || !(context.environment["WXDB_DB"] ?? "").isEmpty
             var isFolder = false

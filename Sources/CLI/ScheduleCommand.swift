@@ -1,5 +1,6 @@
 import FoundationEssentials
 import WxCore
+import WxPostgres
 import WxStore
 import WxStoreSQLite
 
@@ -81,8 +82,19 @@ enum ScheduleCommand {
     static func run(_ options: Options, _ context: Context) throws {
         let kind = options.kinds[0]
         let binary = executablePath()
-        let db = absolute(options.database.path(context))
-        let log = absolute(options.log ?? (PathText.folder(of: db) + "/wxdb.log"))
+        let chosen = options.database.path(context)
+        // A PostgreSQL --db is written without its password (libpq reads it from the passfile),
+        // and its log goes where the default database would be.
+        let postgres = PostgresTarget.conninfo(chosen)
+        let db = postgres.map(ConnectionString.redacted) ?? absolute(chosen)
+        if let postgres, !ConnectionString.secrets(in: postgres).isEmpty {
+            context.note(
+                "Note: the password in --db is not written into the schedule; put it in ~/.pgpass (or PGPASSFILE) for the scheduled ingest"
+            )
+        }
+        let logFolder = PathText.folder(
+            of: postgres == nil ? db : defaultDatabasePath(environment: context.environment))
+        let log = absolute(options.log ?? (logFolder + "/wxdb.log"))
         let minute = minute(for: db)
         let unit = "wxdb-ingest" + unitSuffix(for: db, environment: context.environment)
         let label =

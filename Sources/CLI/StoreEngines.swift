@@ -9,7 +9,9 @@ enum StoreEngines {
     static func open(
         _ location: String, create: Bool, busyTimeoutMilliseconds: Int32, access: StoreAccess
     ) throws -> any Store {
-        try SQLiteStore.open(
+        // A PostgreSQL connection string is never a path; until its engine is here, it is checked and refused.
+        if let conninfo = PostgresTarget.conninfo(location) { try PostgresTarget.refuse(conninfo) }
+        return try SQLiteStore.open(
             path: location, create: create, busyTimeoutMilliseconds: busyTimeoutMilliseconds, access: access)
     }
 }

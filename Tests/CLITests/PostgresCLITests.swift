@@ -1,0 +1,78 @@
+import Foundation
+import TestSupport
+import Testing
+import WxPostgres
+import WxPostgresStore
+
+@Suite(
+    "A PostgreSQL --db through the CLI",
+    .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
+struct PostgresCLITests {
+    @Test("doctor names the engine, the server version, the client and the schema; WXDB_DB selects it too")
+    func doctor() async throws {
+        let server = try PostgresServer.shared()
+        let name = try server.createDatabase("cli")
+        let box = Sandbox()
+        let empty = await box.run("doctor", "--db", server.conninfo(database: name))
+        #expect(empty.code == 0, "\(empty.stderrText)")
+        #expect(empty.stdout.contains("engine            PostgreSQL 15"))
+        #expect(empty.stdout.contains("no wxdb schema yet"))
+        #expect(empty.stdout.contains("citus             not installed"))
+        try PostgresSchema.migrate(PostgresConnection(conninfo: server.conninfo(database: name)), now: 0)
+        box.environment["WXDB_DB"] = server.conninfo(database: name)
+        let migrated = await box.run("doctor", "--format", "json")
+        #expect(migrated.code == 0, "\(migrated.stderrText)")
+        #expect(migrated.stdout.contains("\"ok\": true") || migrated.stdout.contains("\"ok\":true"))
+        #expect(migrated.stdout.contains("\(PostgresSchema.migrations.last!.name) (current)"))
+    }
+
+    @Test("doctor on another application's database exits 1, names it, and changes nothing")
+    func doctorForeign() async throws {
+        let server = try PostgresServer.shared()
+        let name = try server.createDatabase("cli")
+        let db = try PostgresConnection(conninfo: server.conninfo(database: name))
+        try db.execute("CREATE TABLE invoices (id bigint)")
+        let result = await Sandbox().run("doctor", "--db", server.conninfo(database: name))
+        #expect(result.code == 1)
+        #expect(result.stdout.contains("not a wxdb one"))
+        #expect(try db.scalarInt("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == 1)
+    }
+
+    @Test(
+        "a server that is not running or a wrong password is a clear Error: without the password",
+        arguments: ["locations list", "doctor", "query verify --location X"])
+    func connectionErrors(command: String) async throws {
+        let server = try PostgresServer.shared()
+        let box = Sandbox()
+        let words = command.split(separator: " ").map(String.init)
+        let down = await box.run(words + ["--db", "postgresql://wxdb:hunter2secret@127.0.0.1:1/wx"])
+        #expect(down.code == 1)
+        #expect(down.stderrText.contains("Error: no PostgreSQL server answers at postgresql://wxdb@127.0.0.1:1/wx"))
+        #expect(!(down.stdout + down.stderrText).contains("hunter2secret"))
+        let wrong = await box.run(words + ["--db", server.tcpURI(password: "wrong-password-42")])
+        #expect(wrong.code == 1)
+        #expect(wrong.stderrText.contains("passfile"))
+        #expect(!(wrong.stdout + wrong.stderrText).contains("wrong-password-42"))
+    }
+
+    @Test("commands that would store or read refuse a PostgreSQL --db for now and write nothing")
+    func refusesUntilTheEngine() async throws {
+        let server = try PostgresServer.shared()
+        let name = try server.createDatabase("cli")
+        let result = await Sandbox().run(
+            "locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--db", server.conninfo(database: name))
+        #expect(result.code == 1)
+        #expect(result.stderrText.contains("does not store or read there yet"))
+        let db = try PostgresConnection(conninfo: server.conninfo(database: name))
+        #expect(try db.scalarInt("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == 0)
+    }
+
+    @Test("a schedule for a PostgreSQL --db carries the connection string without its password")
+    func schedule() async throws {
+        let result = await Sandbox().run("schedule", "--cron", "--db", "postgresql://wx:s3cretpw@db.example/wx")
+        #expect(result.code == 0, "\(result.stderrText)")
+        #expect(result.stdout.contains("postgresql://wx@db.example/wx"))
+        #expect(!(result.stdout + result.stderrText).contains("s3cretpw"))
+        #expect(result.stderrText.contains("pgpass"))
+    }
+}

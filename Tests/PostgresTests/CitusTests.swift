@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import WxPostgres
+import WxPostgresStore
+
+/// The coordinator of a Citus cluster (`../shared/citus/citus-cluster start` prints its URL), or nil.
+private let citusURL = ProcessInfo.processInfo.environment["WXDB_CITUS_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+@Suite(
+    "PostgreSQL schema on Citus",
+    .enabled(
+        if: citusURL != nil,
+        "needs a Citus cluster: ../shared/citus/citus-cluster start, then WXDB_CITUS_URL=postgresql://postgres@127.0.0.1:9700/postgres"
+    ))
+struct CitusTests {
+    @Test("the first migration distributes the growing tables by location_id, colocated, and says so")
+    func distributes() throws {
+        let url = try #require(citusURL)
+        let schema = "wx_\(UUID().uuidString.prefix(8).lowercased())"
+        let admin = try PostgresConnection(conninfo: url)
+        try admin.execute("CREATE SCHEMA \(schema)")
+        defer { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
+        let separator = url.contains("?") ? "&" : "?"
+        let db = try PostgresConnection(conninfo: url + separator + "options=-csearch_path%3D" + schema)
+        let outcome = try PostgresSchema.migrate(db, now: 0)
+        let distribution = try #require(outcome.distribution)
+        #expect(
+            Set(distribution.distributed.map { String($0.split(separator: ".").last!) })
+                == [
+                    "location_counters", "forecast_runs", "hourly_forecasts", "daily_forecasts", "observations",
+                    "run_content_hashes", "fetch_log", "verification_summaries"
+                ].reduce(into: Set<String>()) { $0.insert($1) })
+        #expect(
+            Set(distribution.reference.map { String($0.split(separator: ".").last!) }).isSuperset(of: [
+                "locations", "schema_migrations", "verification_sums_pending"
+            ]))
+        #expect(distribution.shardsPerNode.filter { $0.shards > 0 }.count >= 2, "\(distribution.shardsPerNode)")
+        #expect(outcome.note?.contains("Citus: 8 tables distributed by location_id") == true, "\(outcome.note ?? "")")
+        #expect(try PostgresSchema.engine(on: db).contains("Citus"))
+        // A run's hours join it on (location_id, run_id) across the shards, and removing the
+        // location removes them on every worker.
+        try db.execute(
+            """
+            INSERT INTO locations (id, name, latitude, longitude, created_at) VALUES (1, 'a', 1, 1, 0), (2, 'b', 2, 2, 0);
+            INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at, utc_offset_seconds, timezone, content_hash)
+                VALUES (1, 1, 'm', 0, 'model_run', 0, 0, 'GMT', 1), (2, 1, 'm', 0, 'model_run', 0, 0, 'GMT', 1);
+            INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 3600, 1), (2, 1, 3600, 2);
+            """)
+        #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts_with_lead") == 2)
+        try db.run("DELETE FROM locations WHERE id = 1")
+        #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 1)
+    }
+}
