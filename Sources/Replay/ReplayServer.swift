@@ -92,6 +92,7 @@ public final class ReplayServer: @unchecked Sendable {
     private var geocoding: [String: Data] = [:]
     private var metas: [String: Int] = [:]
     private var _runInterval = 3 * 3600
+    private var _ensembleDispersion = 1.0
     private var _now: @Sendable () -> Date = { Date() }
 
     /// Creates a server that reads default bodies (geocoding "hollywood") from `fixtures`.
@@ -112,6 +113,13 @@ public final class ReplayServer: @unchecked Sendable {
     public var runIntervalSeconds: Int {
         get { lock.withLock { _runInterval } }
         set { lock.withLock { _runInterval = max(1, newValue) } }
+    }
+
+    /// The Ensemble API's spread next to a calibrated ensemble's (EnsembleReplay.swift): 1 is
+    /// calibrated, below 1 under-dispersive, above 1 over-dispersive.
+    public var ensembleDispersion: Double {
+        get { lock.withLock { _ensembleDispersion } }
+        set { lock.withLock { _ensembleDispersion = max(0, newValue) } }
     }
 
     /// The clock used for "today", `current` and the run number. Inject a fixed date in tests.
@@ -458,6 +466,9 @@ public final class ReplayServer: @unchecked Sendable {
             return locations(api: .archive, query: query, rewrite: rewrite)
         case "/v1/search":
             return search(query)
+        case EnsembleReplay.path:
+            let answer = EnsembleReplay.answer(query: query, now: now(), dispersion: ensembleDispersion)
+            return Response(status: answer.status, body: answer.body)
         default:
             let comps = path.split(separator: "/")
             if comps.count == 4, comps[0] == "data", comps[2] == "static", comps[3] == "meta.json" {
@@ -826,6 +837,12 @@ public final class ReplayServer: @unchecked Sendable {
                 }
             }
             return ok(",\"now\":\(Int(now().timeIntervalSince1970.rounded(.down)))")
+        case "/_control/ensemble":
+            guard let d = q["dispersion"].flatMap(Double.init), d >= 0 else {
+                return bad("ensemble needs dispersion= (1 calibrated, below 1 under-dispersive)")
+            }
+            ensembleDispersion = d
+            return ok()
         case "/_control/run-interval":
             guard let s = q.int("seconds"), s > 0 else { return bad("run-interval needs seconds=") }
             runIntervalSeconds = s
