@@ -9,8 +9,8 @@ import WxStore
 struct EnsembleRequestTests {
     func locations(_ count: Int) throws -> ([Location], URL) {
         let folder = Scratch.folder("ensemble-request")
-        let store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
-        let list = try (0..<count).map { i in
+        let store = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        let list = try (0..<count).map { i -> Location in
             try store.addLocation(
                 name: "P\(i)", latitude: 40 + Double(i) / 100, longitude: 8.25, elevation: i == 0 ? 410 : nil,
                 timezone: "Europe/Zurich", models: ["ecmwf_ifs025_ensemble"], now: 0)
