@@ -84,7 +84,10 @@ enum IngestCommand {
         if context.verbose {
             ingestor.log = { [context] line in context.err(line) }
         }
-        let summary = await ingestor.run(locations, options: options)
+        var summary = await ingestor.run(locations, options: options)
+        let ensembles = await EnsembleIngestCommand.run(
+            locations, forecastDays: options.forecastDays, store: store, network: args.network, context)
+        summary.failed += ensembles.failed
         if summary.succeeded {
             context.note(summary.line)
         } else {

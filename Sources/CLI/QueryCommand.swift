@@ -18,7 +18,7 @@ enum QueryCommand {
             abstract: "Ask what was forecast, what happened, and how good the forecasts were.",
             subcommands: [
                 QueryRuns.command, QueryForecast.command, QueryVerify.command, QueryTrend.command,
-                QueryCompare.command, QueryConsistency.command
+                QueryCompare.command, QueryConsistency.command, QueryEnsemble.command
             ]
         )
     }

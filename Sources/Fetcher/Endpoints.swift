@@ -18,6 +18,8 @@ public struct Endpoints: Sendable {
     public var singleRuns: String
     /// A commercial key: requests then go to the `customer-` hosts with `apikey=`.
     public var apiKey: String?
+    /// Open-Meteo's Ensemble API: every member of an ensemble model's latest run.
+    public var ensemble: String = "https://ensemble-api.open-meteo.com/v1/ensemble"
 
     public static let defaults = Endpoints(
         forecast: "https://api.open-meteo.com/v1/forecast",
@@ -40,20 +42,23 @@ public struct Endpoints: Sendable {
     }
 
     /// Reads `WXDB_FORECAST_URL`, `WXDB_ARCHIVE_URL`, `WXDB_GEOCODING_URL`, `WXDB_META_URL`,
-    /// `WXDB_SINGLE_RUNS_URL` and `WXDB_API_KEY`; `apiKey` (from `--api-key`) wins over the environment.
+    /// `WXDB_SINGLE_RUNS_URL`, `WXDB_ENSEMBLE_URL` and `WXDB_API_KEY`; `apiKey` (from `--api-key`) wins
+    /// over the environment.
     public static func from(environment: [String: String], apiKey: String? = nil) -> Endpoints {
         func value(_ name: String, _ fallback: String) -> String {
             guard let v = environment[name], !v.isEmpty else { return fallback }
             return v
         }
         let key = apiKey ?? environment["WXDB_API_KEY"].flatMap { $0.isEmpty ? nil : $0 }
-        return Endpoints(
+        var endpoints = Endpoints(
             forecast: value("WXDB_FORECAST_URL", defaults.forecast),
             archive: value("WXDB_ARCHIVE_URL", defaults.archive),
             geocoding: value("WXDB_GEOCODING_URL", defaults.geocoding),
             meta: value("WXDB_META_URL", defaults.meta),
             apiKey: key,
             singleRuns: value("WXDB_SINGLE_RUNS_URL", defaults.singleRuns))
+        endpoints.ensemble = value("WXDB_ENSEMBLE_URL", defaults.ensemble)
+        return endpoints
     }
 
     /// Whether the free API's rate limits apply (no key).

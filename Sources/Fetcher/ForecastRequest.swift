@@ -148,7 +148,7 @@ public enum ModelDomains {
     /// Open-Meteo's blends and seamless mixes: valid `models=` names with no single run of their own.
     public static let blends = ["best_match", "meteofrance_seamless", "ukmo_seamless", "knmi_seamless", "dmi_seamless"]
 
-    /// Every `models=` name wxdb knows, sorted: what `locations add|set --models` accept without
+    /// Every `models=` name wxdb knows (the ensembles of `EnsembleModels` too), sorted: what `locations add|set --models` accept without
     /// `--force`, and what shell completion offers.
-    public static let known: [String] = (blends + domains.keys).sorted()
+    public static let known: [String] = (blends + domains.keys + EnsembleModels.names).sorted()
 }

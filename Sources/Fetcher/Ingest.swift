@@ -101,8 +101,11 @@ public final class Ingestor {
         var order: [[String]] = []
         var groups: [[String]: [Location]] = [:]
         for location in locations {
-            if groups[location.models] == nil { order.append(location.models) }
-            groups[location.models, default: []].append(location)
+            // Ensemble models come from the Ensemble API (EnsembleIngest), not the forecast API.
+            let models = location.models.filter { !EnsembleModels.isEnsemble($0) }
+            guard !models.isEmpty else { continue }
+            if groups[models] == nil { order.append(models) }
+            groups[models, default: []].append(location)
         }
         return order.flatMap { models -> [ForecastRequest] in
             let members = groups[models]!

@@ -97,6 +97,12 @@ extension ReplayServer {
                 }
             }
             return ok(",\"now\":\(Int(now().timeIntervalSince1970.rounded(.down)))")
+        case "/_control/ensemble":
+            guard let d = q["dispersion"].flatMap(Double.init), d >= 0 else {
+                return bad("ensemble needs dispersion= (1 calibrated, below 1 under-dispersive)")
+            }
+            ensembleDispersion = d
+            return ok()
         case "/_control/run-interval":
             guard let s = q.int("seconds"), s > 0 else { return bad("run-interval needs seconds=") }
             runIntervalSeconds = s

@@ -24,6 +24,9 @@ extension ReplayServer {
             return locations(api: .archive, query: query, rewrite: rewrite)
         case "/v1/search":
             return search(query)
+        case EnsembleReplay.path:
+            let answer = EnsembleReplay.answer(query: query, now: now(), dispersion: ensembleDispersion)
+            return Response(status: answer.status, body: answer.body)
         default:
             let comps = path.split(separator: "/")
             if comps.count == 4, comps[0] == "data", comps[2] == "static", comps[3] == "meta.json" {

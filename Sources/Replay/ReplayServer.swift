@@ -34,6 +34,7 @@ public final class ReplayServer: @unchecked Sendable {
     var geocoding: [String: Data] = [:]
     var metas: [String: Int] = [:]
     var _runInterval = 3 * 3600
+    private var _ensembleDispersion = 1.0
     var _now: @Sendable () -> Date = { Date() }
 
     /// Creates a server that reads default bodies (geocoding "hollywood") from `fixtures`.
@@ -54,6 +55,13 @@ public final class ReplayServer: @unchecked Sendable {
     public var runIntervalSeconds: Int {
         get { lock.withLock { _runInterval } }
         set { lock.withLock { _runInterval = max(1, newValue) } }
+    }
+
+    /// The Ensemble API's spread next to a calibrated ensemble's (EnsembleReplay.swift): 1 is
+    /// calibrated, below 1 under-dispersive, above 1 over-dispersive.
+    public var ensembleDispersion: Double {
+        get { lock.withLock { _ensembleDispersion } }
+        set { lock.withLock { _ensembleDispersion = max(0, newValue) } }
     }
 
     /// The clock used for "today", `current` and the run number. Inject a fixed date in tests.

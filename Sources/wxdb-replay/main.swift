@@ -13,7 +13,7 @@ import WxReplay
 
 let usage = """
     usage: wxdb-replay [--env] [--fixtures DIR] [--port N] [--run-interval SECONDS] [--now TIME]
-                       [--forecast LAT,LON,FILE ...]
+                       [--ensemble-dispersion D] [--forecast LAT,LON,FILE ...]
 
     Serves a local imitation of the Open-Meteo API on 127.0.0.1 for tests and offline demos.
     Prints one line, the base URL (http://127.0.0.1:PORT), then serves until SIGTERM or SIGINT.
@@ -26,6 +26,8 @@ let usage = """
       --port N                port to bind (default 0: any free port)
       --run-interval SECONDS  run length of best_match and unknown models (default 10800)
       --now TIME              fix the server's clock: Unix seconds or YYYY-MM-DDTHH:MM (UTC)
+      --ensemble-dispersion D the Ensemble API's spread next to a calibrated one (default 1;
+                              below 1 under-dispersive, above 1 over-dispersive)
       --forecast LAT,LON,FILE serve FILE for forecast requests at LAT,LON (repeatable)
 
     Endpoints (base URL + path):
@@ -36,6 +38,8 @@ let usage = """
                                    not yet available at the clock is a 400 naming the run
                                    (WXDB_SINGLE_RUNS_URL=BASE/single-runs/v1/forecast)
       /data/<domain>/static/meta.json  model run metadata (WXDB_META_URL=BASE/data)
+      /v1/ensemble                 Ensemble API: every member of an ensemble model's latest run,
+                                   drawn around /v1/archive's truth (WXDB_ENSEMBLE_URL=BASE/v1/ensemble)
       /v1/archive, /v1/search      observed weather (ERA5-like) and geocoding
       /cgi-bin/request/asos.py     IEM's METAR archive (WXDB_IEM_ASOS_URL=BASE/cgi-bin/request/asos.py)
       /pub/data/noaa/isd-lite/Y/ID-Y.gz, /pub/data/noaa/isd-history.csv
@@ -45,7 +49,8 @@ let usage = """
 
     Control endpoints (not logged): /_control/fault?path=&kind=&times=..., /_control/requests,
     /_control/stats (requests per path), /_control/reset, /_control/meta?model=&init=,
-    /_control/run-interval?seconds=, /_control/now?t=UNIX|YYYY-MM-DDTHH:MM|real
+    /_control/run-interval?seconds=, /_control/now?t=UNIX|YYYY-MM-DDTHH:MM|real,
+    /_control/ensemble?dispersion=
 
     Fault kinds: status&code=&reason=, delay&seconds=, truncated, reset, ratelimit,
     toomany&reason=minutely|hourly|daily|TEXT&retry_after=SECONDS|HTTP-DATE, echokey&code=,
@@ -116,7 +121,7 @@ func environmentExports(base: String, pid: Int32) -> String {
     let urls = [
         ("WXDB_FORECAST_URL", "/v1/forecast"), ("WXDB_ARCHIVE_URL", "/v1/archive"),
         ("WXDB_GEOCODING_URL", "/v1/search"), ("WXDB_META_URL", "/data"),
-        ("WXDB_SINGLE_RUNS_URL", "/single-runs/v1/forecast")
+        ("WXDB_SINGLE_RUNS_URL", "/single-runs/v1/forecast"), ("WXDB_ENSEMBLE_URL", "/v1/ensemble")
     ]
     var text = urls.map { "export \($0.0)='\(base)\($0.1)'\n" }.joined()
     text += "export WXDB_REPLAY_PID=\(pid)\n"
@@ -162,6 +167,7 @@ func fail(_ message: String) -> Never {
 var fixtures = URL(fileURLWithPath: "Fixtures")
 var port = 0
 var runInterval: Int?
+var dispersion: Double?
 var fixedNow: Date?
 var forecasts: [(Double, Double, URL)] = []
 
@@ -201,6 +207,9 @@ while !args.isEmpty {
             fail("--now needs Unix seconds or YYYY-MM-DDTHH:MM (UTC)")
         }
         fixedNow = Date(timeIntervalSince1970: TimeInterval(seconds))
+    case "--ensemble-dispersion":
+        guard let d = Double(value()), d >= 0 else { fail("--ensemble-dispersion needs a number 0 or more") }
+        dispersion = d
     case "--forecast":
         let parts = value().split(separator: ",", maxSplits: 2).map(String.init)
         guard parts.count == 3, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
@@ -222,6 +231,7 @@ signal(SIGPIPE, SIG_IGN)
 
 let server = ReplayServer(fixtures: fixtures)
 if let runInterval { server.runIntervalSeconds = runInterval }
+if let dispersion { server.ensembleDispersion = dispersion }
 if let fixedNow { server.now = { fixedNow } }
 for (lat, lon, file) in forecasts {
     guard let body = try? Data(contentsOf: file) else { fail("cannot read \(file.path)") }

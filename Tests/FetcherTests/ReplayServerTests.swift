@@ -439,7 +439,7 @@ struct ReplayServerTests {
         #expect(
             Set(exports.keys) == [
                 "WXDB_FORECAST_URL", "WXDB_ARCHIVE_URL", "WXDB_GEOCODING_URL", "WXDB_META_URL", "WXDB_SINGLE_RUNS_URL",
-                "WXDB_REPLAY_PID"
+                "WXDB_ENSEMBLE_URL", "WXDB_REPLAY_PID"
             ])
         // The printing process ends (so `$(...)` returns), the server it started goes on serving.
         for _ in 0..<100 where process.isRunning { try await Task.sleep(nanoseconds: 20_000_000) }
