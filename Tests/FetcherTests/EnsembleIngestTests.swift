@@ -5,6 +5,7 @@ import WxCore
 import WxFetcher
 import WxReplay
 import WxStore
+import WxStoreSQLite
 
 @Suite("Ensemble ingest")
 struct EnsembleIngestTests {

@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxFetcher
 import WxStore
+import WxStoreSQLite
 
 @Suite("Ensemble API request")
 struct EnsembleRequestTests {

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 import WxCore
 import WxStore
+import WxStoreSQLite
 
 @testable import WxQueries
 

@@ -5,6 +5,7 @@ import Testing
 @testable import WxCore
 @testable import WxSQLite
 @testable import WxStore
+@testable import WxStoreSQLite
 
 @Suite("Ensemble storage")
 struct EnsembleStoreTests {

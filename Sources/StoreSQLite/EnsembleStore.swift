@@ -1,0 +1,114 @@
+import WxCore
+import WxSQLite
+import WxStore
+
+extension SQLiteStore: EnsembleStore {
+    public func storeEnsemble(
+        _ forecast: EnsembleForecast, grid: (latitude: Double, longitude: Double, elevation: Double?),
+        for location: Location, issuedAt: Int64?, fetchedAt: Int64
+    ) throws -> EnsembleStoreOutcome {
+        let members = forecast.memberCount
+        let hours = forecast.hourlyTimes.count
+        guard members > 0, hours > 0, let first = forecast.hourlyTimes.first else {
+            throw EnsembleStoreError.noValues(model: forecast.model)
+        }
+        let blobs: [(String, [UInt8])] = zip(EnsembleModels.variables, forecast.values).compactMap { variable, rows in
+            rows.map { (variable.name, MemberEncoding.encode($0, hours: hours, members: members)) }
+        }
+        var hash = FNV1a()
+        for byte in forecast.model.utf8 { hash.add(byte) }
+        for time in forecast.hourlyTimes { for k in 0..<8 { hash.add(UInt8(truncatingIfNeeded: time >> (8 * k))) } }
+        for coordinate in [grid.latitude, grid.longitude, grid.elevation ?? .nan] {
+            for k in 0..<8 { hash.add(UInt8(truncatingIfNeeded: coordinate.bitPattern >> (8 * k))) }
+        }
+        for (name, bytes) in blobs {
+            for byte in name.utf8 { hash.add(byte) }
+            hash.add(0)
+            for byte in bytes { hash.add(byte) }
+        }
+        let contentHash = Int64(bitPattern: hash.value)
+        return try db.transaction {
+            guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
+            if let same = try db.firstRow(
+                "SELECT id FROM ensemble_runs WHERE location_id = ? AND model = ? AND content_hash = ?",
+                [.integer(location.id), .text(forecast.model), .integer(contentHash)], { $0.int64(0) })
+            {
+                return .repeated(runID: same)
+            }
+            let issued = issuedAt ?? Self.estimatedIssue(model: forecast.model, fetchedAt: fetchedAt)
+            try db.run(
+                """
+                INSERT INTO ensemble_runs (location_id, model, issued_at, issued_at_source, fetched_at, grid_latitude,
+                    grid_longitude, grid_elevation, first_valid_time, hour_count, member_count, content_hash)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .integer(location.id), .text(forecast.model), .integer(issued),
+                    .text(issuedAt == nil ? "cadence" : "model_run"), .integer(fetchedAt), .real(grid.latitude),
+                    .real(grid.longitude), grid.elevation.map { .real($0) } ?? .null, .integer(first),
+                    .integer(Int64(hours)), .integer(Int64(members)), .integer(contentHash)
+                ])
+            let runID = try db.scalarInt("SELECT last_insert_rowid()") ?? 0
+            for (name, bytes) in blobs {
+                try db.run(
+                    "INSERT INTO ensemble_values (run_id, variable, members) VALUES (?, ?, ?)",
+                    [.integer(runID), .text(name), .blob(bytes)])
+            }
+            return .stored(runID: runID)
+        }
+    }
+
+    /// The latest run on the model's cadence at least ``assumedEnsembleDelay`` before the fetch.
+    static func estimatedIssue(model: String, fetchedAt: Int64) -> Int64 {
+        let cadence = Int64(EnsembleModels.model(named: model)?.cadenceHours ?? 1) * 3600
+        let latest = fetchedAt - assumedEnsembleDelay
+        return latest - ((latest % cadence) + cadence) % cadence
+    }
+
+    /// How long after its start an ensemble run is taken to be served when nothing says: an assumption
+    /// (global ensembles take hours to compute and post-process), not a documented figure.
+    public static let assumedEnsembleDelay: Int64 = 6 * 3600
+
+    public func ensembleRuns(locationID: Int64, model: String) throws -> [EnsembleRun] {
+        try db.rows(
+            """
+            SELECT id, location_id, model, issued_at, issued_at_source, fetched_at, first_valid_time, hour_count,
+                member_count
+            FROM ensemble_runs WHERE location_id = ? AND model = ? ORDER BY issued_at, id
+            """, [.integer(locationID), .text(model)]
+        ) {
+            EnsembleRun(
+                id: $0.int64(0), locationID: $0.int64(1), model: $0.string(2), issuedAt: $0.int64(3),
+                issuedAtSource: $0.string(4), fetchedAt: $0.int64(5), firstValidTime: $0.int64(6),
+                hourCount: $0.int(7), memberCount: $0.int(8))
+        }
+    }
+
+    public func observations(of variable: Variable, locationID: Int64, source: String, from: Int64, to: Int64)
+        throws -> [Int64: Double]
+    {
+        let column = try Self.hourlyColumn(variable.name)
+        var found: [Int64: Double] = [:]
+        for (time, value) in try db.rows(
+            "SELECT time, \(column) FROM observations WHERE location_id = ? AND source = ? AND time BETWEEN ? AND ?",
+            [.integer(locationID), .text(source), .integer(from), .integer(to)], { ($0.int64(0), $0.optionalDouble(1)) }
+        ) {
+            if let value { found[time] = value }
+        }
+        return found
+    }
+
+    public func ensembleMembers(runID: Int64, variable: String) throws -> [[Float]]? {
+        let found = try db.firstRow(
+            """
+            SELECT r.hour_count, r.member_count, v.members FROM ensemble_values v JOIN ensemble_runs r ON r.id = v.run_id
+            WHERE v.run_id = ? AND v.variable = ?
+            """, [.integer(runID), .text(variable)]
+        ) { row -> (Int, Int, [UInt8]) in
+            guard case .blob(let bytes) = row.value(2) else { return (row.int(0), row.int(1), []) }
+            return (row.int(0), row.int(1), bytes)
+        }
+        guard let found else { return nil }
+        return MemberEncoding.decode(found.2, hours: found.0, members: found.1)
+    }
+}
