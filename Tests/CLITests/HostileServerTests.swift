@@ -47,7 +47,7 @@ struct HostileServerCLITests {
         replay.server.enqueue(.swappedOrder)
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 2)
+        #expect(try await replay.count("forecast_runs") == 2)
         #expect(try replay.scalar(Self.farRuns) == 0)
         #expect(
             try replay.text(
@@ -65,7 +65,7 @@ struct HostileServerCLITests {
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(result.stderrText.contains("more than 50 km away"), "\(result.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
         #expect(
             try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed' AND error LIKE '%km from%'") == 2
         )
@@ -100,7 +100,7 @@ struct HostileServerCLITests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("grew past 64 MiB"), "\(result.stderrText)")
         #expect(replay.forecastRequests.count == 1, "an oversized answer is not fetched again")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
         #expect(try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed'") == 1)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -8,14 +9,9 @@ import WxSQLite
 /// A clock after the fetch times these tests give the recorded fixtures (2026-07-26/27).
 let afterFixtures = Date(timeIntervalSince1970: 1_785_500_000)
 
-/// Row counts of every table, read straight from the file.
+/// Row counts of every table, read straight from the rows, to show a refused input changed nothing.
 func counts(_ path: String) throws -> [String: Int64] {
-    let db = try Database(path: path)
-    var result: [String: Int64] = [:]
-    for table in ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations"] {
-        result[table] = try db.scalarInt("SELECT count(*) FROM \(table)")
-    }
-    return result
+    try SQLiteBackdoor(path).rowCounts()
 }
 
 @Suite("wxdb import and locations")
