@@ -2,6 +2,7 @@
 // server that answers for the wrong place, without end, with a zone that is not one, with 429s
 // that say how long to wait, or with the key echoed back; and the small things around them.
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
@@ -19,7 +20,7 @@ final class SleepLog: @unchecked Sendable {
 
 extension ReplaySandbox {
     func text(_ sql: String) throws -> [String] {
-        try Database(path: box.db).rows(sql) { $0.string(0) }
+        try SQLiteBackdoor(box.db).db.rows(sql) { $0.string(0) }
     }
     func cleanup() { try? FileManager.default.removeItem(at: box.folder) }
 }

@@ -37,7 +37,7 @@ struct ImportCommandTests {
                 #expect(try counts(box.db) == before, "\(sample) changed the database")
             }
         }
-        let db = try Database(path: box.db)
+        let db = try SQLiteBackdoor(box.db).db
         #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
         #expect(try db.rows("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
     }
@@ -218,7 +218,7 @@ struct ImportCommandTests {
         box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         do {
-            let db = try Database(path: box.db)
+            let db = try SQLiteBackdoor(box.db).db
             try db.run("INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('0042_future', 'x', 0)")
             try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
@@ -272,7 +272,7 @@ struct ImportCommandTests {
                 "import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
                 "--location", "Home", "--fetched-at", "2026-01-10T05:02", "--force"
             ).code == 0)
-        let db = try Database(path: other.db)
+        let db = try SQLiteBackdoor(other.db).db
         #expect(
             try db.scalarInt("SELECT fetched_at FROM forecast_runs")
                 == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))

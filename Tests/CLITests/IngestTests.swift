@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxReplay
 import WxSQLite
+import WxStore
 
 @testable import WxCLI
 
@@ -180,7 +181,7 @@ struct IngestTests {
         #expect(result.code == 1)
         #expect(replay.forecastRequests.first?.contains("apikey=s3cret-key") == true)
         #expect(!result.stderrText.contains("s3cret-key"))
-        let db = try Database(path: replay.box.db)
+        let db = try SQLiteBackdoor(replay.box.db).db
         let logged = try db.rows("SELECT coalesce(request, '') || coalesce(error, '') FROM fetch_log") { $0.string(0) }
         #expect(!logged.isEmpty)
         #expect(logged.allSatisfy { !$0.contains("s3cret") })
@@ -226,7 +227,7 @@ struct IngestTests {
         try "time,precipitation\n2026-11-01T00:00Z,1.2\n".write(toFile: b, atomically: true, encoding: .utf8)
         #expect(await box.run("observe", "import", a, "--location", "Here", "--source", "station").code == 0)
         #expect(await box.run("observe", "import", b, "--location", "Here", "--source", "station").code == 0)
-        let db = try Database(path: box.db)
+        let db = try SQLiteBackdoor(box.db).db
         let row = try #require(
             try db.firstRow("SELECT temperature_2m, precipitation FROM observations") {
                 ($0.optionalDouble(0), $0.optionalDouble(1))
@@ -291,7 +292,7 @@ struct IngestBudgetTests {
             "locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "icon_seamless,best_match")
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
-        let db = try Database(path: replay.box.db)
+        let db = try SQLiteBackdoor(replay.box.db).db
         let runs = try db.rows(
             "SELECT model, issued_at, issued_at_source, fetched_at FROM forecast_runs ORDER BY model"
         ) {
@@ -317,11 +318,10 @@ struct IngestBudgetTests {
         let replay = try ReplaySandbox()
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20")
         // Pretend 4,998 weighted calls went out this hour.
-        let db = try Database(path: replay.box.db)
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        try db.run(
-            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 4998)",
-            [.integer(now - now % 3600)])
+        try Store.open(path: replay.box.db).logFetch(
+            FetchRecord(fetchedAt: now - now % 3600, origin: .fetch, apiWeight: 4998), locationID: nil, model: nil,
+            outcome: "stored", runID: nil, error: nil)
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(replay.forecastRequests.isEmpty)
