@@ -183,7 +183,7 @@ enum ExportCommand {
     /// with one model) writes one file; several models need `--output-dir` or `{model}` in `--output`.
     /// Every file is written before any is kept, so a failure leaves none.
     static func writeVerif(
-        _ request: ExportRequest, _ options: Options, store: Store, range: TimeRange, _ context: Context
+        _ request: ExportRequest, _ options: Options, store: any Store, range: TimeRange, _ context: Context
     ) throws {
         let location = try options.location.resolve(store)
         let models = try options.model.map { [$0] } ?? TrendQuery.models(store, location: location)

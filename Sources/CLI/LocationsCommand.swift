@@ -199,7 +199,7 @@ enum LocationsCommand {
         var lastFetch: Int64?
     }
 
-    static func summaries(_ store: Store, only: String? = nil) throws -> [Summary] {
+    static func summaries(_ store: any Store, only: String? = nil) throws -> [Summary] {
         let locations = try only.map { [try store.requireLocation(named: $0)] } ?? store.locations()
         return try locations.map { location in
             let activity = try store.activity(locationID: location.id)

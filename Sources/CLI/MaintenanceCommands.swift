@@ -70,15 +70,19 @@ enum PruneCommand {
             context.note(line)
             return
         }
+        // VACUUM rewrites a database file: an operation of the SQLite engine, not of every store.
+        guard let file = store as? SQLiteStore else {
+            throw CLIError("\(line). --vacuum applies to a SQLite database file only; this store is not one")
+        }
         if let refusal = vacuumRefusal(
             databaseBytes: before, walBytes: fileSize(store.path + "-wal"),
-            freeBytes: store.freeBytesBeside(), keepDays: keep)
+            freeBytes: file.freeBytesBeside(), keepDays: keep)
         {
             throw CLIError("\(line). \(refusal)")
         }
         let vacuumed: VacuumResult
         do {
-            vacuumed = try store.vacuum(busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds)
+            vacuumed = try file.vacuum(busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds)
         } catch {
             throw CLIError("\(line). VACUUM failed: \(reason(error)); the database is as the prune left it")
         }
@@ -197,7 +201,7 @@ enum StatsCommand {
                 ("path", .string(store.path)), ("bytes", .number(Double(size))),
                 ("schema_version", .string(try store.schemaVersion())),
                 ("tables", .object(counts.map { ($0.0, .number(Double($0.1))) })),
-                ("counted_from_runs", .array(Store.tablesCountedFromRuns.map { .string($0) })),
+                ("counted_from_runs", .array(store.tablesCountedFromRuns.map { .string($0) })),
                 ("gap_window_days", .number(Double(days))),
                 ("locations", .array(report.rows.map(report.jsonRow)))
             ])
@@ -209,7 +213,7 @@ enum StatsCommand {
             var table = Table(headers: ["table", "rows"])
             table.rightAligned = [1]
             for (name, count) in counts {
-                table.rows.append([name + (Store.tablesCountedFromRuns.contains(name) ? " *" : ""), String(count)])
+                table.rows.append([name + (store.tablesCountedFromRuns.contains(name) ? " *" : ""), String(count)])
             }
             context.out(
                 table.render()
@@ -285,7 +289,7 @@ enum DoctorCommand {
 
     static func run(_ args: Options, _ context: Context) throws {
         let path = args.database.path(context)
-        try Store.checkPath(path)
+        try SQLiteStore.checkPath(path)
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIError(
                 "no database at \(path); nothing to check. Pass the right --db, or create one with 'wxdb locations add'"
@@ -308,7 +312,7 @@ enum DoctorCommand {
         let db: DatabaseInspection
         do {
             db = try DatabaseInspection(path: path)
-        } catch let error as Store.OpenError {
+        } catch let error as SQLiteStore.OpenError {
             if case .notADatabase = error {
                 throw CLIError(
                     "\(path) is damaged or not a SQLite database: SQLite cannot read its schema. wxdb did not change it. Keep a copy of the file before anything else; restore from a backup"
@@ -316,7 +320,7 @@ enum DoctorCommand {
             }
             throw CLIError("\(error). wxdb did not change it")
         }
-        if let reason = Store.readOnlyReason(path) {
+        if let reason = SQLiteStore.readOnlyReason(path) {
             context.note("Note: \(path) is read-only for you (\(reason)); checking it without changing anything")
         }
         var problems: [String] = []
@@ -365,11 +369,11 @@ enum DoctorCommand {
         if args.deep || args.repair {
             check("verification sums") {
                 guard problems.isEmpty else { return "not checked (fix the problems above first)" }
-                let store: Store
+                let store: any Store
                 if args.repair {
-                    store = try Store.open(path: path, create: false)
+                    store = try SQLiteStore.open(path: path, create: false)
                 } else {
-                    store = try Store.openReadOnly(path: path)
+                    store = try SQLiteStore.openReadOnly(path: path)
                     if try store.sumsPending() {
                         return
                             "not checked: the sums of data stored before this wxdb version are not added yet (any wxdb command that writes adds them)"
@@ -397,7 +401,7 @@ enum DoctorCommand {
         if (args.deep || args.repair) && problems.isEmpty {
             // After the sums: a repair may have changed what verify reads.
             check("verify by day") {
-                let store = try Store.openReadOnly(path: path)
+                let store = try SQLiteStore.openReadOnly(path: path)
                 if try store.sumsPending() { return "not checked: the sums of older data are not added yet" }
                 let result = try VerifyQuery.checkWholeDays(store)
                 guard !result.differing.isEmpty else {

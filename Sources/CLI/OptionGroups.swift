@@ -44,7 +44,7 @@ struct DatabaseOption {
     /// make a folder the user named that does not exist (a typo would silently start a new history);
     /// the default folder is wxdb's own and is made on first use. Reading commands pass `.read`: a
     /// database the user cannot write is then read without changing anything, and a note says so.
-    func open(_ context: Context, create: Bool = false, access: Store.Access = .write) throws -> Store {
+    func open(_ context: Context, create: Bool = false, access: StoreAccess = .write) throws -> any Store {
         let path = path(context)
         if create, !FileManager.default.fileExists(atPath: path) {
             let folder = PathText.folder(of: path)
@@ -58,9 +58,8 @@ struct DatabaseOption {
                 )
             }
         }
-        let store = try Store.open(
-            path: path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds,
-            access: access)
+        let store = try StoreEngines.open(
+            path, create: create, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds, access: access)
         if let reason = store.readOnlyReason {
             context.note("Note: \(store.path) is read-only for you (\(reason)); reading it without changing anything")
         }
@@ -137,11 +136,11 @@ struct LocationOption {
     }
 
     /// The named location; an unknown name is an error that suggests a close one.
-    func resolve(_ store: Store) throws -> Location {
+    func resolve(_ store: any Store) throws -> Location {
         try Self.resolve(name ?? "", in: store)
     }
 
-    static func resolve(_ name: String, in store: Store) throws -> Location {
+    static func resolve(_ name: String, in store: any Store) throws -> Location {
         if let location = try store.location(named: name) { return location }
         let names = try store.locations().map(\.name)
         // `berlin` is Berlin when no other name differs from it only in case.

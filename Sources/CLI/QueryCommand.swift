@@ -34,7 +34,7 @@ enum QueryCommand {
     /// Says so when the default source is not the best-ranked one, because better-ranked ones had
     /// no observation at any forecast hour asked for.
     static func noteSkippedSources(
-        _ store: Store, _ location: Location, chosen: String, requested: String?, _ context: Context
+        _ store: any Store, _ location: Location, chosen: String, requested: String?, _ context: Context
     ) throws {
         guard requested == nil else { return }
         let ranked = try ObservationSources.ranked(store, locationID: location.id)
@@ -76,7 +76,7 @@ enum QueryCommand {
 
     /// When scoring finds no pairs because no forecast hour has passed yet, says when the first one
     /// will, instead of suggesting observations for hours that are still in the future.
-    static func explainNoPairs(_ error: Error, store: Store, location: Location, model: String?, now: Int64) throws
+    static func explainNoPairs(_ error: Error, store: any Store, location: Location, model: String?, now: Int64) throws
         -> Never
     {
         // A model the location does not fetch: ingest would not bring it, so say how to add it.

@@ -100,7 +100,7 @@ enum ReportCommand {
     /// The page, section by section. A section whose query finds nothing says what is missing in
     /// place of its chart; errors other than "nothing to show" stop the report.
     struct Page {
-        let store: Store
+        let store: any Store
         let location: Location
         let variables: [String]
         let range: TimeRange

@@ -180,20 +180,22 @@ public struct SummarySums: Sendable, Equatable {
         self.persistence = next(PersistenceSums.self)
     }
 
-    /// Adds one forecast/observation pair in stored (metric) units, as `query verify` scores it: a
+    /// Adds one forecast/observation pair given in stored (metric) units, scored in `units`: a
     /// probability against the other variable's observation reaching `threshold` (Brier), a
-    /// direction the short way round, the 2×2 table for a variable with an event, and the
-    /// persistence reference (the observation at the issue time) when there is one.
+    /// direction the short way round, the 2×2 table for a variable with an event (on the stored
+    /// values, as `threshold` is metric), and the persistence reference (the observation at the
+    /// issue time) when there is one. The one scoring of a pair: the kept sums add pairs with it
+    /// when they are written (metric), and `query verify` when it scores pairs it reads.
     public mutating func add(
-        forecast rawForecast: Double, observed rawObserved: Double, reference: Double?, variable: Variable,
-        threshold: Double
+        forecast rawForecast: Double, observed rawObserved: Double, reference rawReference: Double?,
+        variable: Variable, threshold: Double, units: UnitSystem = .metric
     ) {
         // A value no weather can have (stored before the doors refused it) is no pair: scores and
         // sums stay finite whatever the rows hold.
         guard PhysicalRange.contains(rawForecast, variable),
             PhysicalRange.contains(rawObserved, variable.observedVariable)
         else { return }
-        let reference = reference.flatMap { PhysicalRange.check($0, variable) }
+        let rawReference = rawReference.flatMap { PhysicalRange.check($0, variable) }
         if variable.isProbability {
             let occurred = rawObserved >= threshold
             continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
@@ -201,12 +203,15 @@ public struct SummarySums: Sendable, Equatable {
             brier?.add(probabilityPercent: rawForecast, occurred: occurred)
             return
         }
-        let observed = rawObserved
-        let error = Self.difference(rawForecast, observed, variable)
+        let quantity = variable.quantity
+        let observed = units.convert(rawObserved, quantity)
+        let error = Self.difference(units.convert(rawForecast, quantity), observed, variable)
         continuous.add(forecast: observed + error, observed: observed)
-        if let reference {
+        if let rawReference {
             persistence = persistence ?? PersistenceSums()
-            persistence?.add(forecastError: error, persistenceError: Self.difference(reference, observed, variable))
+            persistence?.add(
+                forecastError: error,
+                persistenceError: Self.difference(units.convert(rawReference, quantity), observed, variable))
         }
         if variable.hasEvent {
             contingency = contingency ?? Contingency()

@@ -15,11 +15,11 @@ public struct Backfill {
     /// The archive API has no precipitation probability; everything else wxdb keeps it has.
     public static let variables = Variables.hourly.filter { !$0.isProbability }.map(\.name)
 
-    let store: Store
+    let store: any Store
     let client: HTTPClient
     let endpoints: Endpoints
 
-    public init(store: Store, client: HTTPClient, endpoints: Endpoints) {
+    public init(store: any Store, client: HTTPClient, endpoints: Endpoints) {
         self.store = store
         self.client = client
         self.endpoints = endpoints

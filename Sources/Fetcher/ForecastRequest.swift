@@ -101,7 +101,7 @@ public struct BudgetUse: Sendable, Equatable {
     public var hour: Double
     public var day: Double
 
-    public static func read(_ store: Store, now: Int64) throws -> BudgetUse {
+    public static func read(_ store: any Store, now: Int64) throws -> BudgetUse {
         // Only rows up to now count: rows from a clock that ran ahead lie in the future, and
         // counting them would refuse every ingest until the clock caught up with them.
         func used(window: Int64) throws -> Double {

@@ -67,7 +67,7 @@ public struct IngestSummary: Sendable {
 /// hooks are plain closures, called only from `run` in the caller's task (so they may capture the
 /// caller's non-`Sendable` state). Make it, set it up and run it in the one task that owns the store.
 public final class Ingestor {
-    let store: Store
+    let store: any Store
     let client: HTTPClient
     let endpoints: Endpoints
     let now: () -> Date
@@ -82,7 +82,7 @@ public final class Ingestor {
         try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000)
     }
 
-    public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
+    public init(store: any Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
         self.client = client
         self.endpoints = endpoints

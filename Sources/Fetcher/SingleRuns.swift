@@ -161,7 +161,7 @@ public final class SingleRunBackfill {
     public static let requestWeight = ForecastRequest.weightPerLocation(
         variables: Variables.hourly.count + Variables.daily.count, models: 1, days: forecastDays)
 
-    let store: Store
+    let store: any Store
     let client: HTTPClient
     let endpoints: Endpoints
     let now: () -> Date
@@ -176,7 +176,7 @@ public final class SingleRunBackfill {
         try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000)
     }
 
-    public init(store: Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
+    public init(store: any Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
         self.client = client
         self.endpoints = endpoints

@@ -165,7 +165,8 @@ public enum Compare {
     /// test treats days as the units: `.hac` tests MAE A − MAE B on the matched hours with a HAC
     /// variance over the calendar of days (`DailyDifferenceTest`), `.hln` runs Diebold-Mariano (HLN)
     /// on the daily means as BoM `scores` does. The verdict `better` is Holm-adjusted over the buckets.
-    public static func compare(_ store: Store, location: Location, options: CompareOptions) throws -> CompareResult {
+    public static func compare(_ store: any Store, location: Location, options: CompareOptions) throws -> CompareResult
+    {
         let variable = options.variable
         guard variable.verification != .categorical else {
             throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
@@ -194,7 +195,7 @@ public enum Compare {
                 }
                 let observed = observedValue(row.double(4), variable: variable)
                 let error = units.convertDifference(
-                    QuerySupport.difference(row.double(3), observed, variable), quantity)
+                    SummarySums.difference(row.double(3), observed, variable), quantity)
                 var hour = buckets[bucket, default: [:]][validTime] ?? [Loss(), Loss()]
                 hour[index].n += 1
                 hour[index].absolute += abs(error)
@@ -336,7 +337,7 @@ public enum Compare {
 
     /// The two models to compare: those asked for, else the location's first two configured models
     /// that have runs, else the two with most runs.
-    static func chooseModels(_ store: Store, location: Location, requested: [String]?) throws -> [String] {
+    static func chooseModels(_ store: any Store, location: Location, requested: [String]?) throws -> [String] {
         let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
         if stored.isEmpty { throw QueryError.noRuns(location: location.name, model: nil) }
         if let requested {
@@ -434,7 +435,8 @@ public enum Consistency {
     /// runs whose lead lies in `[leadFrom, leadTo]`, in issue order, and its mean, median and 90th
     /// percentile over valid hours with at least three runs.
     public static func consistency(
-        _ store: Store, location: Location, variable: Variable, leadFromHours: Double = 24, leadToHours: Double = 120,
+        _ store: any Store, location: Location, variable: Variable, leadFromHours: Double = 24,
+        leadToHours: Double = 120,
         byDay: Bool = false, models: [String]? = nil, range: TimeRange = TimeRange(), units: UnitSystem = .metric
     ) throws -> ConsistencyResult {
         guard variable.verification != .categorical else {

@@ -49,8 +49,8 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
 
 /// Streams exports from SQLite straight into a CSV writer: one row in memory at a time.
 public struct Exporter {
-    public let store: Store
-    public init(store: Store) { self.store = store }
+    public let store: any Store
+    public init(store: any Store) { self.store = store }
 
     /// Checks variable names against those wxdb keeps; returns them in the canonical spelling.
     public static func validate(_ names: [String], daily: Bool = false) throws -> [String] {

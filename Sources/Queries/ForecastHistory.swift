@@ -36,7 +36,7 @@ public enum ForecastHistoryQuery {
     /// Every run's forecast of `variable` for the hour `validTime`, oldest run first, with the
     /// observation from `source` (default: the best source holding a value for that hour).
     public static func history(
-        _ store: Store, location: Location, validTime: Int64, variable: Variable,
+        _ store: any Store, location: Location, validTime: Int64, variable: Variable,
         source: String? = nil, model: String? = nil, units: UnitSystem = .metric
     ) throws -> ForecastHistory {
         _ = try QuerySupport.column(variable)
@@ -65,7 +65,7 @@ public enum ForecastHistoryQuery {
         for row in forecasts {
             let value = row.value.map { units.convert($0, variable.quantity) }
             var change: Double?
-            if let value, let before = previous[row.model] { change = QuerySupport.difference(value, before, variable) }
+            if let value, let before = previous[row.model] { change = SummarySums.difference(value, before, variable) }
             if let value { previous[row.model] = value }
             entries.append(
                 ForecastHistory.Entry(

@@ -13,7 +13,7 @@ public struct PruneResult: Sendable, Equatable {
 /// stored), so `query verify` answers as before; prune only deletes.
 public enum Pruner {
     /// The threshold (mm) at which categorical and Brier sums are kept.
-    public static let threshold = Store.summedThreshold
+    public static let threshold = SummedPairs.threshold
 
     /// A prune that failed after some batches were committed: those stay pruned, and a user must
     /// hear that rather than "nothing was done".
@@ -25,7 +25,7 @@ public enum Pruner {
     /// Prunes runs issued before `now - keepDays` days, except the latest run of each location and
     /// model, whatever its age (the next fetch continues or repeats it, so it must keep its rows).
     /// A failure after the first batch throws `Failure` with what the committed batches did.
-    public static func prune(_ store: Store, keepDays: Int, now: Int64, batchSize: Int = 20) throws -> PruneResult {
+    public static func prune(_ store: any Store, keepDays: Int, now: Int64, batchSize: Int = 20) throws -> PruneResult {
         var result = PruneResult()
         do {
             let cutoff = now - Int64(keepDays) * 86400
@@ -43,7 +43,7 @@ public enum Pruner {
     }
 
     /// What `prune` would remove, changing nothing (`wxdb prune --dry-run`).
-    public static func plan(_ store: Store, keepDays: Int, now: Int64) throws -> PruneResult {
+    public static func plan(_ store: any Store, keepDays: Int, now: Int64) throws -> PruneResult {
         let totals = try store.prunableTotals(before: now - Int64(keepDays) * 86400)
         return PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
     }

@@ -50,28 +50,6 @@ public enum QueryError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// Metric (as stored) or imperial (°F, mph, inch), applied when results are made.
-public enum UnitSystem: String, Sendable, CaseIterable {
-    case metric, imperial
-
-    /// A stored metric value in this system.
-    public func convert(_ value: Double, _ quantity: Quantity) -> Double {
-        self == .imperial ? NumberText.tidy(Variables.toImperial(value, quantity: quantity)) : value
-    }
-
-    /// A difference of two values (an error, a bias, a change) in this system: scaled, never offset.
-    public func convertDifference(_ value: Double, _ quantity: Quantity) -> Double {
-        guard self == .imperial else { return value }
-        return NumberText.tidy(
-            Variables.toImperial(value, quantity: quantity) - Variables.toImperial(0, quantity: quantity))
-    }
-
-    /// The unit label for `quantity`.
-    public func unit(_ quantity: Quantity) -> String {
-        Variables.displayUnit(quantity, imperial: self == .imperial)
-    }
-}
-
 /// A span of UTC instants: `from` inclusive, `to` exclusive; either end may be open.
 public struct TimeRange: Sendable, Equatable {
     public var from: Int64?
@@ -95,7 +73,7 @@ public struct TimeRange: Sendable, Equatable {
 public enum ObservationSources {
     /// The location's sources, best first: measurements (any imported source, a station file)
     /// before model output: `era5`, then the analyses (`analysis:<model>`), then `current`.
-    public static func ranked(_ store: Store, locationID: Int64) throws -> [String] {
+    public static func ranked(_ store: any Store, locationID: Int64) throws -> [String] {
         try store.observationSources(locationID: locationID)
     }
 
@@ -103,7 +81,7 @@ public enum ObservationSources {
     /// forecasts asked for (`pairing`), else the best-ranked one; by default never the analysis of one
     /// of `models` (the models compared: a model is not scored against its own output). Throws when there is none.
     public static func resolve(
-        _ store: Store, location: Location, requested: String?, pairing: Pairing? = nil, models: [String] = []
+        _ store: any Store, location: Location, requested: String?, pairing: Pairing? = nil, models: [String] = []
     ) throws -> String {
         let stored = try ranked(store, locationID: location.id)
         let sources =
@@ -153,7 +131,7 @@ public enum ObservationSources {
             self.leadSeconds = leadSeconds.clamped(to: 0..<LeadRule.maxSeconds)
         }
 
-        func pairs(_ store: Store, locationID: Int64, source: String) throws -> Bool {
+        func pairs(_ store: any Store, locationID: Int64, source: String) throws -> Bool {
             // A probability of precipitation is checked against observed precipitation.
             try store.sourcePairs(
                 locationID: locationID, source: source, forecast: variable, observed: variable.observedVariable,
@@ -173,14 +151,14 @@ enum QuerySupport {
     }
 
     /// Throws `noRuns` when the location has no runs (of `model`, when given).
-    static func requireRuns(_ store: Store, location: Location, model: String?) throws {
+    static func requireRuns(_ store: any Store, location: Location, model: String?) throws {
         if try store.runCount(locationID: location.id, model: model) == 0 {
             throw QueryError.noRuns(location: location.name, model: model)
         }
     }
 
     /// What the location's forecasts and one source's observations cover, for a "no pairs" message.
-    static func coverage(_ store: Store, location: Location, source: String) throws -> String {
+    static func coverage(_ store: any Store, location: Location, source: String) throws -> String {
         let forecasts = try store.forecastSpan(locationID: location.id)
         let observations = try store.observationSpan(locationID: location.id, source: source)
         func span(_ pair: (first: Int64?, last: Int64?)) -> String {
@@ -192,15 +170,4 @@ enum QuerySupport {
 
     /// Whether a variable is a temperature (so a bias reads warm/cold).
     static func isTemperature(_ variable: Variable) -> Bool { variable.quantity == .temperature }
-}
-
-extension QuerySupport {
-    /// `a − b`; for a circular variable (wind direction) the shorter way round, in [−180, 180).
-    static func difference(_ a: Double, _ b: Double, _ variable: Variable) -> Double {
-        guard variable.verification == .circular else { return a - b }
-        let d = (a - b).truncatingRemainder(dividingBy: 360)
-        if d >= 180 { return d - 360 }
-        if d < -180 { return d + 360 }
-        return d
-    }
 }

@@ -30,7 +30,7 @@ public enum ReliabilityQuery {
     /// Every stored pair with a lead of 0 up to 384 h, the pairs `wxdb query verify` scores (pruned
     /// runs' pairs survive only as sums, so they are not in the bins), binned by forecast probability.
     public static func reliability(
-        _ store: Store, location: Location, variable: Variable, source: String? = nil,
+        _ store: any Store, location: Location, variable: Variable, source: String? = nil,
         range: TimeRange = TimeRange(), model: String? = nil, thresholdMillimetres: Double = 0.1
     ) throws -> Reliability {
         guard variable.isProbability else {
@@ -103,7 +103,7 @@ public enum CoverageQuery {
     /// Hours with a successful fetch are fetched or repeated; an hour with only failed attempts, and
     /// every hour of a gap between successful fetches longer than the usual interval (beyond that
     /// interval), is missed.
-    public static func coverage(_ store: Store, location: Location, range: TimeRange = TimeRange()) throws
+    public static func coverage(_ store: any Store, location: Location, range: TimeRange = TimeRange()) throws
         -> FetchCoverage
     {
         let log = try store.fetchHours(locationID: location.id, from: range.from, to: range.to)

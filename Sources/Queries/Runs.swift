@@ -5,7 +5,9 @@ import WxStore
 public enum RunsQuery {
     /// The runs of `location` issued within `issued` (of `model` when given), oldest first.
     /// Throws `QueryError.noRuns` when the location has none at all.
-    public static func runs(_ store: Store, location: Location, issued: TimeRange = TimeRange(), model: String? = nil)
+    public static func runs(
+        _ store: any Store, location: Location, issued: TimeRange = TimeRange(), model: String? = nil
+    )
         throws -> [RunSummary]
     {
         try QuerySupport.requireRuns(store, location: location, model: model)

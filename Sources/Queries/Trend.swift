@@ -99,7 +99,7 @@ public enum TrendQuery {
     /// For each valid hour with an observation, the run of the chosen model whose lead is closest to
     /// `leadHours` among those within `toleranceHours` (the earlier run on a tie), with the error and
     /// the running bias; with `.day`, hours are averaged per local day of the location's time zone.
-    public static func trend(_ store: Store, location: Location, options: TrendOptions) throws -> TrendResult {
+    public static func trend(_ store: any Store, location: Location, options: TrendOptions) throws -> TrendResult {
         let variable = options.variable
         if variable.verification == .categorical || variable.isProbability {
             throw QueryError.unsupportedVariable(
@@ -132,7 +132,7 @@ public enum TrendQuery {
         for row in rows where row.valid != lastValid {
             lastValid = row.valid
             let observed = options.units.convert(row.observed, variable.quantity)
-            let error = QuerySupport.difference(
+            let error = SummarySums.difference(
                 options.units.convert(row.forecast, variable.quantity), observed, variable)
             overall.add(forecast: observed + error, observed: observed)
             hourly.append(
@@ -197,13 +197,13 @@ public enum TrendQuery {
 
     /// Every model with runs at the location: the location's own models first, in its order, then
     /// the others by run count.
-    public static func models(_ store: Store, location: Location) throws -> [String] {
+    public static func models(_ store: any Store, location: Location) throws -> [String] {
         let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
         return location.models.filter(stored.contains) + stored.filter { !location.models.contains($0) }
     }
 
     /// The location's first model when it has runs, else the model with the most runs.
-    static func defaultModel(_ store: Store, location: Location) throws -> String {
+    static func defaultModel(_ store: any Store, location: Location) throws -> String {
         let counts = try store.runCountsByModel(locationID: location.id)
         if counts.contains(where: { $0.model == location.defaultModel }) { return location.defaultModel }
         guard let first = counts.first else { throw QueryError.noRuns(location: location.name, model: nil) }

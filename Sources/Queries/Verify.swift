@@ -130,7 +130,7 @@ public enum VerifyQuery {
     /// reference of the skill score, is `Store.persistenceReferences`: the latest observation at or
     /// before the run's `issued_at` and less than an hour before it, carried forward. Each run counts once per
     /// valid hour. Throws a `QueryError` naming what is missing when there is nothing to score.
-    public static func verify(_ store: Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
+    public static func verify(_ store: any Store, location: Location, options: VerifyOptions) throws -> VerifyResult {
         let variable = options.variable
         if variable.verification == .categorical {
             throw QueryError.unsupportedVariable(
@@ -222,7 +222,7 @@ public enum VerifyQuery {
 
     /// Scores the stored pairs in `options.range` (of unpruned runs only) into `groups`.
     static func addPairs(
-        _ store: Store, location: Location, source: String, options: VerifyOptions,
+        _ store: any Store, location: Location, source: String, options: VerifyOptions,
         into groups: inout [String: VerifyRow], daily: DailySums? = nil, part: (Int64) -> PairPart = { _ in .all }
     ) throws {
         let variable = options.variable
@@ -268,39 +268,16 @@ public enum VerifyQuery {
         }
     }
 
-    /// Adds one forecast/observation pair (stored units) to a group's scores.
+    /// Adds one forecast/observation pair (stored units) to a group's scores, in `units`
+    /// (`SummarySums.add`, the same scoring the kept sums use).
     static func add(
         _ group: inout VerifyRow, forecast rawForecast: Double, observed rawObserved: Double,
         reference rawReference: Double?,
         variable: Variable, units: UnitSystem, threshold: Double
     ) {
-        let quantity = variable.quantity
-        // As `SummarySums.add`: a value no weather can have is no pair.
-        guard PhysicalRange.contains(rawForecast, variable),
-            PhysicalRange.contains(rawObserved, variable.observedVariable)
-        else { return }
-        let rawReference = rawReference.flatMap { PhysicalRange.check($0, variable) }
-        if variable.isProbability {
-            let occurred = rawObserved >= threshold
-            group.sums.continuous.add(forecast: rawForecast, observed: occurred ? 100 : 0)
-            group.sums.brier = group.sums.brier ?? BrierScore()
-            group.sums.brier?.add(probabilityPercent: rawForecast, occurred: occurred)
-            return
-        }
-        let observed = units.convert(rawObserved, quantity)
-        // Direction errors go the short way round: 350° against 10° is 20° off, not 340°.
-        let error = SummarySums.difference(units.convert(rawForecast, quantity), observed, variable)
-        group.sums.continuous.add(forecast: observed + error, observed: observed)
-        if let rawReference {
-            group.sums.persistence = group.sums.persistence ?? PersistenceSums()
-            group.sums.persistence?.add(
-                forecastError: error,
-                persistenceError: SummarySums.difference(units.convert(rawReference, quantity), observed, variable))
-        }
-        if variable.hasEvent {
-            group.sums.contingency = group.sums.contingency ?? Contingency()
-            group.sums.contingency?.add(forecast: rawForecast, observed: rawObserved, threshold: threshold)
-        }
+        group.sums.add(
+            forecast: rawForecast, observed: rawObserved, reference: rawReference, variable: variable,
+            threshold: threshold, units: units)
     }
 
     /// What the kept sums could not answer: the parts of local days `--from/--to` cuts.
@@ -315,7 +292,7 @@ public enum VerifyQuery {
     /// among them cannot be split, so it is left out and counted for a note).
     /// At another threshold the 2x2 table is not taken from the sums (they keep the default's).
     static func addSummaries(
-        _ store: Store, location: Location, source: String, options: VerifyOptions,
+        _ store: any Store, location: Location, source: String, options: VerifyOptions,
         into groups: inout [String: VerifyRow], daily: DailySums? = nil
     ) throws -> CutDays {
         let defaultThreshold = options.thresholdMillimetres == Pruner.threshold
@@ -422,7 +399,7 @@ public enum VerifyQuery {
     /// kept sums of another zone's days overlap them (after `locations set --timezone` on a pruned
     /// database): over a whole day verify must count exactly the kept rows' pairs, and any pair
     /// it reads on top is counted twice. Every other day's answer is the kept rows by construction.
-    public static func checkWholeDays(_ store: Store) throws -> WholeDayCheck {
+    public static func checkWholeDays(_ store: any Store) throws -> WholeDayCheck {
         var check = WholeDayCheck()
         for location in try store.locations() {
             let zone = location.timezone

@@ -11,7 +11,7 @@ public struct FetchHour: Sendable, Equatable {
     public var failed: Int
 }
 
-extension Store {
+extension SQLiteStore {
     /// The location's fetch log per UTC hour in `[from, to)`, oldest first; hours without any attempt
     /// are absent. A fetch counts at its `attempted_at`, except a run stored from the Single Runs
     /// archive, which counts at its initialisation hour: `wxdb backfill` asks for a month of runs in

@@ -48,7 +48,7 @@ public struct ExportFilter: Sendable {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Streams hourly forecast rows, by location, run issue time and valid time. Columns:
     /// 0 location name, 1 model, 2 issued_at, 3 fetched_at, 4 valid_time, then `variables` (5...).
     public func forEachHourlyForecast(

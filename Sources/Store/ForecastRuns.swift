@@ -55,7 +55,7 @@ public struct FetchRecord: Sendable {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     static let hourlyInsertSQL =
         "INSERT INTO hourly_forecasts (run_id, valid_time, "
         + Variables.hourlyNames.joined(separator: ", ") + ") VALUES (?, ?"

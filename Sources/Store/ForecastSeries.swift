@@ -9,7 +9,7 @@ public struct ForecastValue: Sendable, Equatable {
     public var value: Double
 }
 
-extension Store {
+extension SQLiteStore {
     /// Streams the non-null forecasts of `model` for one hourly variable whose lead in hours lies in
     /// `[leadFrom, leadTo)` (half-open like verify's lead buckets, so lead days side by side share no
     /// lead; `leadFrom == leadTo` is that one lead) and whose valid time is in `[from, to)`, ordered

@@ -71,11 +71,11 @@ struct SumsDelta {
     }
 }
 
-extension Store {
-    /// The variables whose pairs are summed: every one that is scored (weather codes are categories).
-    public static let summedVariables = Variables.hourly.filter { $0.verification != .categorical }
-    /// The threshold (mm) at which the 2x2 and Brier sums are kept.
-    public static let summedThreshold = 0.1
+extension SQLiteStore {
+    /// The variables whose pairs are summed (`SummedPairs.variables`).
+    public static var summedVariables: [Variable] { SummedPairs.variables }
+    /// The threshold (mm) at which the 2x2 and Brier sums are kept (`SummedPairs.threshold`).
+    public static var summedThreshold: Double { SummedPairs.threshold }
 
     /// Runs `write`, keeping the sums of the pairs in `scope` current: subtracted before, added after.
     /// Inside a bulk write that keeps the sums itself (`keepingSums == false`) it only runs `write`.
@@ -150,13 +150,13 @@ extension Store {
         "SELECT time, " + Variables.hourlyNames.joined(separator: ", ")
         + " FROM observations WHERE location_id = ?1 AND time BETWEEN ?3 AND ?4 AND source = ?2"
     static let referencingSQL =
-        "SELECT " + Store.pairColumns + """
+        "SELECT " + SQLiteStore.pairColumns + """
              FROM forecast_runs r INDEXED BY forecast_runs_by_location_issued
             CROSS JOIN hourly_forecasts h ON h.run_id = r.id AND h.valid_time <= ?5
             CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = ?2
             WHERE r.location_id = ?1 AND r.issued_at >= ?3 AND r.issued_at < ?4 + 3600
               AND NOT (h.valid_time BETWEEN ?3 AND ?4) AND
-            """ + " " + Store.pairLead
+            """ + " " + SQLiteStore.pairLead
 
     /// The pairs of the source of the runs issued in `[from, through + 1 h)` at hours outside the
     /// span, up to the source's latest observation: the span's observations are their persistence
@@ -439,7 +439,7 @@ extension Store {
 /// Rows are summed under a key of integers (one lookup per row, not one per variable with four
 /// strings hashed each: that was most of an ingest's CPU) and become `SummaryKey`s in `flush`.
 struct PairSummer {
-    let store: Store
+    let store: SQLiteStore
     let timezone: String
     /// Pairs left out: an enclosing write keeps their sums (`Store.sumsKeptOutside`).
     let keptOutside: [ObservationSpan]
@@ -469,14 +469,14 @@ struct PairSummer {
     /// Summary groups held (rows' keys times the scored variables).
     var pendingGroups: Int { pending.count * Self.scored.count }
     static let count = Variables.hourly.count
-    static let scored: [(index: Int, observed: Int, variable: Variable)] = Store.summedVariables.map { variable in
+    static let scored: [(index: Int, observed: Int, variable: Variable)] = SQLiteStore.summedVariables.map { variable in
         (
             Variables.hourly.firstIndex(of: variable)!, Variables.hourly.firstIndex(of: variable.observedVariable)!,
             variable
         )
     }
 
-    init(store: Store, locationID: Int64) throws {
+    init(store: SQLiteStore, locationID: Int64) throws {
         self.store = store
         self.keptOutside = store.sumsKeptOutside
         self.timezone =
@@ -568,7 +568,7 @@ struct PairSummer {
             slots[base + slot]!.sums.add(
                 forecast: forecast, observed: observed,
                 reference: variable.isProbability ? nil : reference?[observedIndex], variable: variable,
-                threshold: Store.summedThreshold)
+                threshold: SQLiteStore.summedThreshold)
             slots[base + slot]!.firstValid = min(slots[base + slot]!.firstValid ?? valid, valid)
             slots[base + slot]!.lastValid = max(slots[base + slot]!.lastValid ?? valid, valid)
         }
@@ -644,7 +644,7 @@ struct SpanForecasts {
         + " AND h.valid_time BETWEEN max(?2, r.issued_at) AND min(?3, r.issued_at + ?4 - 1)"
         + " WHERE r.location_id = ?1 AND r.issued_at > ?2 - ?4 AND r.issued_at <= ?3"
 
-    init(store: Store, span: ObservationSpan) throws {
+    init(store: SQLiteStore, span: ObservationSpan) throws {
         location = span.location
         let statement = try store.db.cachedStatement(Self.forecastsSQL)
         try statement.bind([
@@ -698,7 +698,7 @@ public struct SumsCheck: Sendable, Equatable {
     public var repaired = 0
 }
 
-extension Store {
+extension SQLiteStore {
     /// Recomputes the sums of every group whose runs are all still stored (none pruned) from the
     /// rows and compares them with `verification_summaries`: counts exactly, sums to 1e-9 of their
     /// size. With `repair`, differing groups are rewritten from the rows (one transaction).

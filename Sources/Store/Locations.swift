@@ -37,7 +37,7 @@ public enum LocationError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     static let locationColumns = "id, name, latitude, longitude, elevation, timezone, models, created_at"
 
     static func location(_ row: Row) -> Location {
@@ -154,7 +154,7 @@ public enum StoreError: Error, CustomStringConvertible {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Whether `location` is still saved (same id and name): another command may have removed it
     /// since it was looked up, and storing for it then fails on the foreign key.
     public func isStillSaved(_ location: Location) throws -> Bool {

@@ -24,7 +24,7 @@ public struct LocationActivity: Sendable, Equatable {
         runs: 0, fetches: 0, repeated: 0, failed: 0, observations: 0, lastFetch: nil)
 }
 
-extension Store {
+extension SQLiteStore {
     /// The tables `tableCounts` reports, in that order.
     public static let tables = [
         "locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations",
@@ -34,6 +34,7 @@ extension Store {
     /// The tables whose `tableCounts` figure is the sum of the runs' own counts (`hour_count`,
     /// `day_count` of the runs whose rows are kept), not a count of their rows.
     public static let tablesCountedFromRuns = ["hourly_forecasts", "daily_forecasts"]
+    public var tablesCountedFromRuns: [String] { Self.tablesCountedFromRuns }
 
     /// Rows per table of `tables`. The hourly and daily rows are summed from the runs, which record
     /// how many they stored (one run's rows are stored whole or not at all, a continued run
@@ -162,7 +163,7 @@ public final class DatabaseInspection {
 
     /// Opens the existing file at `path` as it is; throws `Store.OpenError`.
     public init(path: String) throws {
-        db = try Store.openForReading(path: path, checkSchema: false)
+        db = try SQLiteStore.openForReading(path: path, checkSchema: false)
     }
 
     /// SQLite's `integrity_check`: `["ok"]`, or the problems it found.

@@ -17,7 +17,7 @@ public struct Migration0012Outcome: Sendable, Equatable {
     public var movedObservationHours = 0
 }
 
-extension Store {
+extension SQLiteStore {
     /// Moves every location migration 0012 listed; a no-op once the list is empty.
     @discardableResult
     func finishMigration0012() throws -> Migration0012Outcome {

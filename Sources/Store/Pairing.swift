@@ -1,7 +1,7 @@
 import WxCore
 import WxSQLite
 
-extension Store {
+extension SQLiteStore {
     /// Whether `source` has at least one observation of `observed` that pairs with a stored
     /// forecast of `forecast` (any run of the location, of `model` when given, with a lead in
     /// `leadSeconds`, valid in [`from`, `to`)), or, when runs were pruned, sums of `forecast`'s

@@ -21,7 +21,7 @@ public struct PairFilter: Sendable {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// The bounds of `variable`'s `PhysicalRange` as two bound values, for `BETWEEN ? AND ?`: a value
     /// stored before the doors refused it is not scored.
     static func possible(_ variable: Variable) -> [SQLValue] {

@@ -1,7 +1,7 @@
 import WxCore
 import WxSQLite
 
-extension Store {
+extension SQLiteStore {
     /// The persistence reference of every issue time of the location's runs (of `model`, when
     /// given): the value of `observed` in the latest observation from `source` at or before the issue
     /// time and less than an hour before it, which the skill score carries forward to every lead.

@@ -1,7 +1,7 @@
 import WxCore
 import WxSQLite
 
-extension Store {
+extension SQLiteStore {
     /// The condition on `forecast_runs r` that `wxdb prune` removes rows by: issued before the
     /// cutoff, not pruned yet, and not the latest run of its location and model. The latest run is
     /// what the next fetch continues or repeats (see `matchingRun`): without its rows, a repeated
@@ -33,7 +33,7 @@ extension Store {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// How many pruned runs of the location (of `model`, when given) once held `validTime` as a
     /// forecast hour (issued at or before it, inside their first and last valid time).
     public func prunedRunsCovering(_ validTime: Int64, locationID: Int64, model: String?) throws -> Int {
@@ -48,7 +48,7 @@ extension Store {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// How many pruned runs of the location (of `model`, when given) held forecast hours valid in
     /// `[start, end)` with a lead under `LeadRule`.
     public func prunedRuns(validBetween start: Int64, and end: Int64, locationID: Int64, model: String?) throws -> Int {

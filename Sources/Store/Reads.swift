@@ -34,7 +34,7 @@ public struct HourForecast: Sendable, Equatable {
     public var value: Double?
 }
 
-extension Store {
+extension SQLiteStore {
     /// The SQL column of an hourly variable, taken from the fixed list only.
     static func hourlyColumn(_ name: String) throws -> String {
         guard let column = Variables.hourlyNames.first(where: { $0 == name }) else {

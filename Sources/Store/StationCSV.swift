@@ -159,7 +159,7 @@ public struct StationCSV {
     }
 }
 
-extension Store {
+extension SQLiteStore {
     /// Stores station observations in one transaction; returns how many rows were written. A
     /// station's values replace what an earlier import of the same source stored for those hours.
     public func importObservations(_ csv: StationCSV, locationID: Int64, source: String, recordedAt: Int64) throws

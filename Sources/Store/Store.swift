@@ -14,7 +14,7 @@ import WxSQLite
 /// callers get values, or rows streamed to a visitor, and never see the connection. Like the
 /// `Database` it owns, a `Store` is not `Sendable`: use it from one thread at a time (one store per
 /// thread, or one serial owner); a second process or thread opens its own.
-public final class Store {
+public final class SQLiteStore {
     let db: Database
     public var path: String { db.path }
     /// Why the database was opened read-only (for a reading command on a file the user cannot
@@ -60,7 +60,7 @@ public final class Store {
     }
 
     /// What a command will do with the database.
-    public enum Access: Sendable { case write, read }
+    public typealias Access = StoreAccess
 
     /// Refuses a `--db` that cannot be a database file: empty, `:memory:` or a URI (nothing would be
     /// kept), a folder, a fifo (opening it would hang), a device or socket. A missing path is fine.
@@ -105,7 +105,7 @@ public final class Store {
     public static func open(
         path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 5000,
         access mode: Access = .write
-    ) throws -> Store {
+    ) throws -> SQLiteStore {
         try checkPath(path)
         let fm = FileManager.default
         if !fm.fileExists(atPath: path) {
@@ -120,7 +120,8 @@ public final class Store {
             }
         } else if let reason = readOnlyReason(path) {
             guard mode == .read else { throw OpenError.readOnly(path: path, reason: reason) }
-            let store = Store(db: try openForReading(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds))
+            let store = SQLiteStore(
+                db: try openForReading(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds))
             store.readOnlyReason = reason
             return store
         }
@@ -146,8 +147,8 @@ public final class Store {
             }
             try db.execute("PRAGMA synchronous = NORMAL")
             try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970))
-            try Store(db: db).rebuildPendingSums()
-            try Store(db: db).finishMigration0012()
+            try SQLiteStore(db: db).rebuildPendingSums()
+            try SQLiteStore(db: db).finishMigration0012()
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)
         } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
@@ -161,7 +162,7 @@ public final class Store {
                     : "\(where_) is read-only (a read-only file system, or no write permission), and SQLite must write its -wal and -shm files beside the database"
             )
         }
-        return Store(db: db)
+        return SQLiteStore(db: db)
     }
 
     /// Opens an existing database without writing anything to it or beside it: through a read-only
@@ -219,8 +220,8 @@ public final class Store {
 
     /// Opens an existing, current database strictly read-only (nothing is migrated or written),
     /// for checks such as `wxdb doctor --deep`.
-    public static func openReadOnly(path: String) throws -> Store {
-        Store(db: try openForReading(path: path))
+    public static func openReadOnly(path: String) throws -> SQLiteStore {
+        SQLiteStore(db: try openForReading(path: path))
     }
 
     /// The name of the newest migration applied.
@@ -247,4 +248,4 @@ public func defaultDatabasePath(environment: [String: String] = ProcessInfo.proc
 
 // Stated, not just implied: a store is used from one thread at a time (see `Store`).
 @available(*, unavailable)
-extension Store: Sendable {}
+extension SQLiteStore: Sendable {}

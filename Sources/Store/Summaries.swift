@@ -61,7 +61,7 @@ public struct PruneBatch: Sendable, Equatable {
     public var dailyRows = 0
 }
 
-extension Store {
+extension SQLiteStore {
     /// Prunes the next `limit` runs issued before `cutoff` (`prunableRuns`) in one transaction: the
     /// runs lose their hourly and daily rows and are marked pruned at `now`. Their pairs' sums are
     /// already in `verification_summaries` (kept at write time) and stay. Nil when no run is left.

@@ -223,7 +223,7 @@ struct BackfillTests {
         #expect(
             await replay.run("backfill", "--location", "Field", "--days", "3", "--every", "12", "--no-observations")
                 .code == 0)
-        let store = try Store.open(path: replay.box.db)
+        let store = try SQLiteStore.open(path: replay.box.db)
         let location = try #require(try store.locations().first)
         let hours = try store.fetchHours(locationID: location.id, from: nil, to: nil)
         #expect(hours.map(\.hour) == requestedRuns(replay).sorted())

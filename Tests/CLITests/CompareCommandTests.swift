@@ -12,7 +12,7 @@ import WxStore
 private struct TwoModelHistory {
     static let start: Int64 = 1_780_000_000 / 86_400 * 86_400
     static let days: Int64 = 30
-    let store: Store
+    let store: SQLiteStore
     let location: Location
     let box = Sandbox()
 
@@ -25,7 +25,7 @@ private struct TwoModelHistory {
         models: [String] = ["icon", "gfs"], runEvery: Int64 = 6,
         error: (_ model: Int, _ run: Int, _ valid: Int64, _ lead: Double) -> Double
     ) throws {
-        store = try Store.open(path: box.db)
+        store = try SQLiteStore.open(path: box.db)
         location = try store.addLocation(
             name: "Testville", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: models, now: 0)
         let runs = Int(Self.days * 24 / runEvery)
@@ -183,7 +183,7 @@ struct CompareTests {
     func matchedByHand() throws {
         let folder = Scratch.folder("compare-hand")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        let store = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
         let location = try store.addLocation(
             name: "Hand", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["a", "b"], now: 0)
         let t0: Int64 = 1_780_000_000 / 3600 * 3600

@@ -20,7 +20,7 @@ struct DailyBudgetTests {
         let now = Int64(replay.box.now.timeIntervalSince1970)
         let startOfDay = now - now % 86400
         #expect(now - startOfDay >= 3600, "the sandbox clock must not be in the day's first hour")
-        try Store.open(path: replay.box.db).logFetch(
+        try SQLiteStore.open(path: replay.box.db).logFetch(
             FetchRecord(fetchedAt: startOfDay, origin: .fetch, apiWeight: used), locationID: nil, model: nil,
             outcome: "stored", runID: nil, error: nil)
         let result = await replay.run("ingest")
@@ -43,7 +43,7 @@ struct BatchWeightTests {
         defer { try? FileManager.default.removeItem(at: replay.box.folder) }
         try await replay.addThreeRecordedLocations()
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        try Store.open(path: replay.box.db).logFetch(
+        try SQLiteStore.open(path: replay.box.db).logFetch(
             FetchRecord(fetchedAt: now - now % 86400, origin: .fetch, apiWeight: 9970), locationID: nil, model: nil,
             outcome: "stored", runID: nil, error: nil)
         for _ in 0..<2 {

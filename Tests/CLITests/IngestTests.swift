@@ -319,7 +319,7 @@ struct IngestBudgetTests {
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20")
         // Pretend 4,998 weighted calls went out this hour.
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        try Store.open(path: replay.box.db).logFetch(
+        try SQLiteStore.open(path: replay.box.db).logFetch(
             FetchRecord(fetchedAt: now - now % 3600, origin: .fetch, apiWeight: 4998), locationID: nil, model: nil,
             outcome: "stored", runID: nil, error: nil)
         let result = await replay.run("ingest")

@@ -380,7 +380,7 @@ struct LocalSafetyTests {
     func analysisEndsAtServerNow() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         let location = try store.addLocation(
             name: "C", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "UTC",
             models: ["best_match"], now: 0)
@@ -553,7 +553,7 @@ struct LocalSafetyBinaryTests {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         // Enough observations that the export is still writing when the signal comes.
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         let location = try store.addLocation(
             name: "Big", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)
         try store.db.transaction {

@@ -178,7 +178,7 @@ struct QueryVerifyAcceptanceTests {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
         // A second imported source with fewer hours, sorting before "station" by name.
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         let location = try store.requireLocation(named: "Testville")
         var values = [Double?](repeating: nil, count: Variables.hourly.count)
         values[0] = 1

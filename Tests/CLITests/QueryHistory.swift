@@ -6,11 +6,11 @@ import WxStore
 
 /// Builds forecast histories straight through the store API, for the `wxdb query` tests.
 struct HistoryBuilder {
-    let store: Store
+    let store: SQLiteStore
     let location: Location
 
     init(db: String, name: String = "Testville", timezone: String = "UTC", models: [String] = ["best_match"]) throws {
-        store = try Store.open(path: db)
+        store = try SQLiteStore.open(path: db)
         location = try store.addLocation(
             name: name, latitude: 52.5, longitude: 13.4, elevation: 40,
             timezone: timezone, models: models, now: 0)

@@ -365,9 +365,9 @@ func consistencyProblems(_ db: Database, runsAfter firstRun: Int64 = 0) throws -
 }
 
 /// A fresh database with one location, for in-process fuzzing.
-func fuzzStore() throws -> (Store, Location) {
+func fuzzStore() throws -> (SQLiteStore, Location) {
     let folder = Scratch.root.appendingPathComponent("reliability-\(UUID().uuidString)")
-    let store = try Store.open(path: folder.appendingPathComponent("fuzz.sqlite").path)
+    let store = try SQLiteStore.open(path: folder.appendingPathComponent("fuzz.sqlite").path)
     try store.db.execute("PRAGMA synchronous = OFF")  // speed only: crash safety is the script's crash trials
     let location = try store.addLocation(
         name: "Fuzz", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)
@@ -593,9 +593,9 @@ enum SQLInterpolationScan {
         "name",  // savepoint name wxdb_spN (SQLite/Database.swift)
         "location", "time", "model", "source",  // column names passed by code to ExportFilter.whereClause
         "whereClause",  // built by ExportFilter.whereClause from those fixed fragments and `?` placeholders
-        "forecastColumn", "observedColumn", "column",  // from Store.hourlyColumn: a name in Variables.hourlyNames
-        "columns.joined(separator: \", \")",  // names from Store.hourlyColumn or Variables.dailyNames
-        "table"  // a name from the constant Store.tables list
+        "forecastColumn", "observedColumn", "column",  // from SQLiteStore.hourlyColumn: a name in Variables.hourlyNames
+        "columns.joined(separator: \", \")",  // names from SQLiteStore.hourlyColumn or Variables.dailyNames
+        "table"  // a name from the constant SQLiteStore.tables list
     ]
 
     /// Every interpolation in an SQL-looking literal of `source`.
@@ -778,7 +778,7 @@ struct ReliabilityTests {
                 "--location", name, "--fetched-at", "2026-07-26T21:00Z", "--force")
             #expect(imported.code == 0, "\(name): \(imported.stderrText)")
         }
-        let store = try Store.openReadOnly(path: db)
+        let store = try SQLiteStore.openReadOnly(path: db)
         let counts = try store.tableCounts()
         #expect(counts.first { $0.table == "locations" }?.rows == Int64(Self.hostileNames.count))
         #expect(counts.first { $0.table == "forecast_runs" }?.rows == Int64(Self.hostileNames.count))

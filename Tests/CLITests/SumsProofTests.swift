@@ -61,7 +61,7 @@ struct SumsProofTests {
     /// window, one fetched again unchanged) and of one without (whose issue time an older copy moves
     /// back), station observations before and after the runs, replaced, corrected with an older
     /// clock, and an era5 series.
-    static func build(_ store: Store, _ location: Location) throws {
+    static func build(_ store: SQLiteStore, _ location: Location) throws {
         func observe(_ source: String, _ time: Int64, seed: UInt64, recordedAt: Int64, replacing: Bool = false) throws {
             var numbers = Numbers(state: seed)
             try store.upsertObservation(
@@ -132,7 +132,7 @@ struct SumsProofTests {
     /// threshold for the precipitation variables.
     static func questions(ranges: [TimeRange]) -> [VerifyOptions] {
         var all: [VerifyOptions] = []
-        for variable in Store.summedVariables {
+        for variable in SQLiteStore.summedVariables {
             for grouping in VerifyGrouping.allCases {
                 for units in UnitSystem.allCases {
                     for source in ["station", "analysis:m1", "era5"] {
@@ -152,7 +152,7 @@ struct SumsProofTests {
         return all
     }
 
-    static func answer(_ store: Store, _ location: Location, _ options: VerifyOptions) throws -> Answer {
+    static func answer(_ store: SQLiteStore, _ location: Location, _ options: VerifyOptions) throws -> Answer {
         do {
             return .success(try VerifyQuery.verify(store, location: location, options: options))
         } catch let error as QueryError {
@@ -204,7 +204,7 @@ struct SumsProofTests {
     func bothWays() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         var location = try store.addLocation(
             name: "Proof", latitude: 52.5, longitude: 13.4, elevation: 40, timezone: "Europe/Berlin",
             models: ["m1", "m2"], now: 0)
@@ -279,7 +279,7 @@ struct SumsProofTests {
     func oneImportOverwritingAnalysis() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         let location = try store.addLocation(
             name: "Proof", latitude: 52.5, longitude: 13.4, elevation: 40, timezone: "Europe/Berlin",
             models: ["m1", "m2"], now: 0)
@@ -323,7 +323,7 @@ struct SumsProofTests {
     func doctorFindsAndRepairs() async throws {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
-        let store = try Store.open(path: box.db)
+        let store = try SQLiteStore.open(path: box.db)
         let location = try store.addLocation(
             name: "Proof", latitude: 52.5, longitude: 13.4, elevation: 40, timezone: "Europe/Berlin",
             models: ["m1", "m2"], now: 0)
@@ -353,7 +353,7 @@ struct SumsProofTests {
         let box = Sandbox()
         defer { try? FileManager.default.removeItem(at: box.folder) }
         // Today's database, for the data and for the answers the pairs give.
-        let current = try Store.open(path: box.db)
+        let current = try SQLiteStore.open(path: box.db)
         let location = try current.addLocation(
             name: "Proof", latitude: 52.5, longitude: 13.4, elevation: 40, timezone: "Europe/Berlin",
             models: ["m1", "m2"], now: 0)
@@ -396,7 +396,7 @@ struct SumsProofTests {
                     .integer(issued + 95 * 3600), .integer(issued + 10 * 86400)
                 ])
         }
-        let upgraded = try Store.open(path: old)
+        let upgraded = try SQLiteStore.open(path: old)
         #expect(try !upgraded.sumsPending())
         // The history's days answer as the pairs did; the old pruned day is there as well, on its own.
         for (options, before) in zip(questions, expected) {

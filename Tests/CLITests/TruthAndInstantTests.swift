@@ -80,7 +80,7 @@ struct OwnAnalysisTests {
     func noSelfScore() async throws {
         let box = try await setUp()
         defer { box.remove() }
-        let store = try Store.openReadOnly(path: box.db)
+        let store = try SQLiteStore.openReadOnly(path: box.db)
         let here = try store.requireLocation(named: "Here")
         let sources = try store.observationSources(locationID: here.id).sorted()
         #expect(sources == ["analysis:ecmwf_ifs025", "analysis:gfs_seamless"])

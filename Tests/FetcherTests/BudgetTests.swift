@@ -15,9 +15,9 @@ struct BudgetTests {
         var all: [String] { lock.withLock { list } }
     }
 
-    func store() throws -> (Store, Location, URL) {
+    func store() throws -> (SQLiteStore, Location, URL) {
         let folder = Scratch.folder("budget")
-        let store = try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        let store = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
         let location = try store.addLocation(
             name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC",
             models: ["best_match"], now: 0)

@@ -281,9 +281,9 @@ struct BatchMatchTests {
 
 @Suite("Ingest through a hostile replay server", .serialized)
 struct HostileIngestTests {
-    static func store() throws -> (Store, String) {
+    static func store() throws -> (SQLiteStore, String) {
         let folder = Scratch.folder("fetcher")
-        return (try Store.open(path: folder.appendingPathComponent("wxdb.sqlite").path), folder.path)
+        return (try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path), folder.path)
     }
 
     static func endpoints(_ server: ReplayServer, key: String? = nil) -> Endpoints {

@@ -280,7 +280,7 @@ struct SingleRunDedupTests {
 
     /// Fetches `run` of every model from the single-runs endpoint with ingest's own query (but
     /// the run's full window) and stores it as a backfill would: issued at the run's time.
-    static func backfill(_ server: ReplayServer, _ store: Store, _ location: Location, run: Int) async throws
+    static func backfill(_ server: ReplayServer, _ store: SQLiteStore, _ location: Location, run: Int) async throws
         -> [StoreOutcome]
     {
         let request = ForecastRequest(locations: [location], models: models, forecastDays: 16, pastDays: 0)

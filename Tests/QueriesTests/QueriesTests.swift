@@ -9,13 +9,13 @@ import WxStore
 private let hour: Int64 = 3600
 private let t0: Int64 = 1_780_000_000 / 3600 * 3600
 
-private func temporaryStore() throws -> Store {
+private func temporaryStore() throws -> SQLiteStore {
     let path = Scratch.path("queries", suffix: ".sqlite")
-    return try Store.open(path: path)
+    return try SQLiteStore.open(path: path)
 }
 
 private func storeRun(
-    _ store: Store, _ location: Location, model: String = "best_match", issuedAt: Int64,
+    _ store: SQLiteStore, _ location: Location, model: String = "best_match", issuedAt: Int64,
     times: [Int64], _ columns: [String: [Double?]]
 ) throws {
     var forecast = ModelForecast(model: model)
@@ -30,7 +30,9 @@ private func storeRun(
             fetchedAt: issuedAt + 600, origin: .fetch, issuedAt: [model: issuedAt], recordAnalysis: false))
 }
 
-private func observe(_ store: Store, _ location: Location, _ source: String, _ time: Int64, _ values: [String: Double])
+private func observe(
+    _ store: SQLiteStore, _ location: Location, _ source: String, _ time: Int64, _ values: [String: Double]
+)
     throws
 {
     var row = [Double?](repeating: nil, count: Variables.hourly.count)

@@ -7,12 +7,12 @@ import TestSupport
 /// A new store with Copenhagen saved (time zone `auto`, adopted from the first response) and the
 /// recorded Copenhagen forecast decoded: where the run-identity tests start.
 struct CopenhagenStore {
-    let store: Store
+    let store: SQLiteStore
     let location: Location
     let response: ForecastResponse
 
     init() throws {
-        store = try Store.open(path: temporaryDatabase())
+        store = try SQLiteStore.open(path: temporaryDatabase())
         location = try store.addLocation(
             name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
         response = try ForecastDecoder.decodeSingle(

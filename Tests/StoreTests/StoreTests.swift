@@ -19,7 +19,7 @@ func fixtureBytes(_ name: String) throws -> Data {
 }
 
 /// Row counts of every wxdb table, to show a refused input changed nothing.
-func tableCounts(_ store: Store) throws -> [String: Int64] {
+func tableCounts(_ store: SQLiteStore) throws -> [String: Int64] {
     var counts: [String: Int64] = [:]
     for table in ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations"] {
         counts[table] = try store.db.scalarInt("SELECT count(*) FROM \(table)")
@@ -27,7 +27,7 @@ func tableCounts(_ store: Store) throws -> [String: Int64] {
     return counts
 }
 
-func expectClean(_ store: Store) throws {
+func expectClean(_ store: SQLiteStore) throws {
     #expect(try store.db.scalarText("PRAGMA integrity_check") == "ok")
     #expect(try store.db.rows("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
 }
@@ -53,14 +53,14 @@ struct StoreTests {
     func refusesNewerDatabase() throws {
         let path = temporaryDatabase()
         do {
-            let store = try Store.open(path: path)
+            let store = try SQLiteStore.open(path: path)
             try store.db.run(
                 "INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('0999_from_the_future', 'x', 0)")
             try store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect {
-            _ = try Store.open(path: path)
+            _ = try SQLiteStore.open(path: path)
         } throws: { error in
             "\(error)".contains("0999_from_the_future") && "\(error)".contains("newer wxdb")
         }
@@ -74,7 +74,7 @@ struct StoreTests {
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let junk = Data("this is not a database, it is a shopping list\n".utf8) + Data(repeating: 7, count: 5000)
         try junk.write(to: URL(fileURLWithPath: path))
-        #expect { _ = try Store.open(path: path) } throws: { "\($0)".contains("not a wxdb database") }
+        #expect { _ = try SQLiteStore.open(path: path) } throws: { "\($0)".contains("not a wxdb database") }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == junk)
     }
 
@@ -91,7 +91,7 @@ struct StoreTests {
 
     @Test("fixtures import with row counts equal to the array lengths", arguments: importable)
     func importsFixture(_ name: String, _ hours: Int, _ days: Int) throws {
-        let store = try Store.open(path: temporaryDatabase())
+        let store = try SQLiteStore.open(path: temporaryDatabase())
         let location = try store.addLocation(
             name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "auto", models: [], now: 0)
         let response = try ForecastDecoder.decodeSingle(try fixtureBytes(name), defaultModel: location.defaultModel)
@@ -106,7 +106,7 @@ struct StoreTests {
 
     @Test("Toronto 2026-03-08T02:00 (EST, fixed offset) is stored as 07:00Z, and nulls stay NULL")
     func torontoInstants() throws {
-        let store = try Store.open(path: temporaryDatabase())
+        let store = try SQLiteStore.open(path: temporaryDatabase())
         let location = try store.addLocation(
             name: "Toronto", latitude: 43.7, longitude: -79.4, elevation: nil, timezone: "auto", models: [], now: 0)
         let response = try ForecastDecoder.decodeSingle(
@@ -127,7 +127,7 @@ struct StoreTests {
 
     @Test("the multi-model Berlin sample gives one run per model")
     func multiModelRuns() throws {
-        let store = try Store.open(path: temporaryDatabase())
+        let store = try SQLiteStore.open(path: temporaryDatabase())
         let location = try store.addLocation(
             name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: nil, timezone: "GMT",
             models: ["best_match", "gfs_seamless"], now: 0)
@@ -162,7 +162,7 @@ struct StoreTests {
 
     @Test("a failure in the middle of storing leaves every table as it was")
     func atomicStore() throws {
-        let store = try Store.open(path: temporaryDatabase())
+        let store = try SQLiteStore.open(path: temporaryDatabase())
         let location = try store.addLocation(
             name: "X", latitude: 1, longitude: 2, elevation: nil, timezone: "GMT", models: [], now: 0)
         let before = try tableCounts(store)
@@ -186,7 +186,7 @@ struct StoreTests {
 
     @Test("a response repeating an hour or a date stores counts equal to the rows kept")
     func repeatedTimesKeepCountsTrue() throws {
-        let store = try Store.open(path: temporaryDatabase())
+        let store = try SQLiteStore.open(path: temporaryDatabase())
         let location = try store.addLocation(
             name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         let body = #"""
@@ -211,16 +211,16 @@ struct StoreTests {
         defer { _ = try? Tmpfs.sh(["umount", "-l", folder]) }
         let path = folder + "/wxdb.sqlite"
         do {
-            let store = try Store.open(path: path)
+            let store = try SQLiteStore.open(path: path)
             _ = try store.addLocation(
                 name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         }
         #expect(try Tmpfs.sh(["mount", "-o", "remount,ro", folder]) == 0)
         #expect {
-            _ = try Store.open(path: path)
+            _ = try SQLiteStore.open(path: path)
         } throws: { error in
             let text = "\(error)"
-            return error is Store.OpenError && text.contains("read-only") && !text.contains("SQLite error")
+            return error is SQLiteStore.OpenError && text.contains("read-only") && !text.contains("SQLite error")
         }
     }
 }

@@ -18,7 +18,7 @@ struct SummariesTests {
     func declaredColumnsAreTheTable() throws {
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        let store = try Store.open(path: path)
+        let store = try SQLiteStore.open(path: path)
         let columns = try store.db.rows(
             "SELECT name, type FROM pragma_table_info('verification_summaries') ORDER BY cid"
         ) {
@@ -29,7 +29,8 @@ struct SummariesTests {
         let persistence = PersistenceSums.sumColumns.map(\.name)
         #expect(
             columns.map(\.name)
-                == Store.summaryKeyColumns + sums.filter { !persistence.contains($0) } + Store.summarySpanColumns
+                == SQLiteStore.summaryKeyColumns + sums.filter { !persistence.contains($0) }
+                + SQLiteStore.summarySpanColumns
                 + persistence + ["first_valid_time", "last_valid_time"])
         for column in SummarySums.columns {
             #expect(
@@ -48,7 +49,7 @@ struct SummariesTests {
     func upsertAddsUp() throws {
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        let store = try Store.open(path: path)
+        let store = try SQLiteStore.open(path: path)
         let location = try store.addLocation(
             name: "Here", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: [], now: 0)
         let key = SummaryKey(

@@ -196,7 +196,7 @@ func columnNames(_ db: Database, table: String) throws -> Set<String> {
     Set(try db.rows("SELECT lower(name) FROM pragma_table_info(?)", [.text(table)]) { $0.string(0) })
 }
 
-extension Store {
+extension SQLiteStore {
     /// Stores an import as observations of `source` in one transaction: over the hours it
     /// considered, the imported variables become exactly what the file says now (a value that
     /// disappeared from a corrected file is cleared), other variables are left alone, and rows

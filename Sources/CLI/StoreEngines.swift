@@ -1,0 +1,14 @@
+import WxStore
+
+/// The one place a command's `--db` (or `WXDB_DB`) becomes a store: it chooses the engine from the
+/// text. Today every value is a SQLite file path; a PostgreSQL engine (issue #30) takes
+/// `postgres://` and `postgresql://` URLs here, and nothing else in the commands changes.
+enum StoreEngines {
+    /// Opens (creating it when `create`, and migrating it) the store `location` names.
+    static func open(
+        _ location: String, create: Bool, busyTimeoutMilliseconds: Int32, access: StoreAccess
+    ) throws -> any Store {
+        try SQLiteStore.open(
+            path: location, create: create, busyTimeoutMilliseconds: busyTimeoutMilliseconds, access: access)
+    }
+}
