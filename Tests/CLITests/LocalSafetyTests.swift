@@ -556,13 +556,12 @@ struct LocalSafetyBinaryTests {
         let store = try SQLiteStore.open(path: box.db)
         let location = try store.addLocation(
             name: "Big", latitude: 1, longitude: 2, elevation: nil, timezone: "UTC", models: ["best_match"], now: 0)
-        try store.db.transaction {
-            for hour in 0..<50_000 {
-                try store.upsertObservation(
-                    locationID: location.id, source: "station", time: Int64(hour) * 3600,
-                    values: Variables.hourly.indices.map { Double($0 + hour % 50) }, recordedAt: 0)
-            }
+        var series = ModelForecast(model: "station")
+        series.hourlyTimes = (0..<50_000).map { Int64($0) * 3600 }
+        series.hourly = Variables.hourly.indices.map { index -> [Double?]? in
+            (0..<50_000).map { Double(index + $0 % 50) }
         }
+        try store.saveObservations(series, locationID: location.id, source: "station", recordedAt: 0)
         let out = box.folder.appendingPathComponent("out.csv").path
         try "old\n".write(toFile: out, atomically: true, encoding: .utf8)
         let process = Process()
