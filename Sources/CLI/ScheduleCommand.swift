@@ -1,6 +1,7 @@
 import FoundationEssentials
 import WxCore
 import WxStore
+import WxStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

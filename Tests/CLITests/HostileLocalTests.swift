@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 

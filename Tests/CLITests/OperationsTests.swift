@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 

@@ -3,6 +3,7 @@ import TestSupport
 
 @testable import WxCore
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// A new store with Copenhagen saved (time zone `auto`, adopted from the first response) and the
 /// recorded Copenhagen forecast decoded: where the run-identity tests start.
