@@ -263,6 +263,10 @@ struct Migration0012Tests {
         try db.execute(String(view[..<view.range(of: ";")!.upperBound]))
         try db.execute("DROP TABLE migration_0012_pending")
         try db.execute("DELETE FROM schema_migrations WHERE name GLOB '0012*'")
+        // 0014 (ensembles) came later too.
+        try db.execute("DROP TABLE ensemble_values")
+        try db.execute("DROP TABLE ensemble_runs")
+        try db.execute("DELETE FROM schema_migrations WHERE name GLOB '0014*'")
         // 0013 came after 0012: undone as well (its columns, its list, its record).
         for column in ["direction_n", "sum_sin_f", "sum_cos_f", "sum_sin_o", "sum_cos_o"] {
             try db.execute("ALTER TABLE verification_summaries DROP COLUMN " + column)
