@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "wxdb-replay", dependencies: ["WxReplay"], path: "Sources/wxdb-replay"),
 
         // Scratch folders for tests, removed when the test process exits.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["WxSQLite"], path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite", "TestSupport"]),
         .testTarget(name: "CoreTests", dependencies: ["WxCore", "TestSupport"]),
         .testTarget(

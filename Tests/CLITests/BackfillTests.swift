@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
@@ -24,7 +25,7 @@ private func json(_ text: String) throws -> [String: Any] {
 
 /// (model, issued_at, issued_at_source, content_hash) of every run, in order: what "the same runs" means.
 private func runs(_ replay: ReplaySandbox) throws -> [String] {
-    try Database(path: replay.box.db).rows(
+    try SQLiteBackdoor(replay.box.db).db.rows(
         "SELECT model, issued_at, issued_at_source, content_hash, hour_count FROM forecast_runs ORDER BY model, issued_at"
     ) { "\($0.string(0)) \($0.int64(1)) \($0.string(2)) \($0.int64(3)) \($0.int64(4))" }
 }
@@ -64,7 +65,7 @@ struct BackfillTests {
         #expect(first.stderrText.contains("% of Open-Meteo's free hourly budget"))
 
         // Each stored run's issue time is the run asked for, and it says it came from the archive.
-        let stored = try Database(path: replay.box.db).rows(
+        let stored = try SQLiteBackdoor(replay.box.db).db.rows(
             "SELECT issued_at, issued_at_source FROM forecast_runs ORDER BY issued_at"
         ) { ($0.int64(0), $0.string(1)) }
         #expect(stored.map(\.0) == requested.sorted())
@@ -75,7 +76,7 @@ struct BackfillTests {
         #expect(verify.code == 0, "\(verify.stderrText)")
         let rows = try #require(try json(verify.stdout)["rows"] as? [[String: Any]])
         // Counted independently: every (run, hour) with a forecast and an era5 observation, 0 <= lead < 384 h.
-        let pairs = try Database(path: replay.box.db).rows(
+        let pairs = try SQLiteBackdoor(replay.box.db).db.rows(
             """
             SELECT r.model, CASE WHEN (h.valid_time - r.issued_at) < 21600 THEN 0
                 WHEN (h.valid_time - r.issued_at) < 43200 THEN 6 WHEN (h.valid_time - r.issued_at) < 86400 THEN 12
@@ -156,7 +157,7 @@ struct BackfillTests {
         let expected = stride(from: (now - 2 * 86400 + 21599) / 21600 * 21600, through: latest, by: 21600).map { $0 }
         #expect(requestedRuns(replay) == expected)
         #expect(replay.server.requestCount(path: "/v1/archive") == 0)
-        let db = try Database(path: replay.box.db)
+        let db = try SQLiteBackdoor(replay.box.db).db
         #expect(
             try db.scalarInt("SELECT count(*) FROM fetch_log WHERE origin = 'single_run' AND outcome = 'stored'")
                 == Int64(expected.count))
@@ -279,7 +280,7 @@ struct BackfillTests {
         #expect(await whole.box.run(arguments).code == 0)
 
         // Today's budget nearly spent earlier today (not this hour): room for 5 requests of weight 2.29 (a transport fault on the way is retried).
-        let db = try Database(path: stopped.box.db)
+        let db = try SQLiteBackdoor(stopped.box.db).db
         try db.run(
             "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'failed', ?)",
             [.integer(1_784_937_600 + 60), .real(10_000 - 5 * 2.29 - 1 - 0.1)])

@@ -302,7 +302,7 @@ struct BrowsingTests {
     func viewTimes() async throws {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
-        let db = try Database(path: box.db)
+        let db = try SQLiteBackdoor(box.db).db
         let row = try #require(
             try db.firstRow(
                 "SELECT valid_time, valid_time_utc, issued_at_utc FROM forecast_observation_pairs ORDER BY valid_time LIMIT 1"

@@ -61,13 +61,13 @@ struct CompressionBombCommandTests {
         let replay = try await bombSandbox()
         defer { replay.cleanup() }
         replay.server.enqueue(.bomb(encoding: encoding), times: 4, path: command.path)
-        let runsBefore = try replay.scalar("SELECT count(*) FROM forecast_runs")
+        let runsBefore = try await replay.count("forecast_runs")
         let result = await replay.box.run(command.arguments)
         #expect(result.code == command.exitCode, "\(result.stderrText)")
         #expect(replay.server.requestCount(path: command.path) == 1, "an oversized answer is not fetched again")
         if command.exitCode == 1 {
             #expect(result.stderrText.contains("grew past 64 MiB"), "\(result.stderrText)")
-            #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == runsBefore)
+            #expect(try await replay.count("forecast_runs") == runsBefore)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import WxSQLite
+import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 
@@ -20,10 +21,9 @@ struct DailyBudgetTests {
         let now = Int64(replay.box.now.timeIntervalSince1970)
         let startOfDay = now - now % 86400
         #expect(now - startOfDay >= 3600, "the sandbox clock must not be in the day's first hour")
-        let db = try Database(path: replay.box.db)
-        try db.run(
-            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', ?)",
-            [.integer(startOfDay), .real(used)])
+        try SQLiteStore.open(path: replay.box.db).logFetch(
+            FetchRecord(fetchedAt: startOfDay, origin: .fetch, apiWeight: used), locationID: nil, model: nil,
+            outcome: "stored", runID: nil, error: nil)
         let result = await replay.run("ingest")
         if sent {
             #expect(result.code == 0, "\(result.stderrText)")
@@ -44,10 +44,9 @@ struct BatchWeightTests {
         defer { try? FileManager.default.removeItem(at: replay.box.folder) }
         try await replay.addThreeRecordedLocations()
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        let db = try Database(path: replay.box.db)
-        try db.run(
-            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 9970)",
-            [.integer(now - now % 86400)])
+        try SQLiteStore.open(path: replay.box.db).logFetch(
+            FetchRecord(fetchedAt: now - now % 86400, origin: .fetch, apiWeight: 9970), locationID: nil, model: nil,
+            outcome: "stored", runID: nil, error: nil)
         for _ in 0..<2 {
             let result = await replay.run("ingest")
             #expect(result.code == 0, "\(result.stderrText)")

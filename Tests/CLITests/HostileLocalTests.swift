@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxSQLite
 import WxStore
@@ -90,7 +91,7 @@ struct HostileLocalTests {
         let link = box.folder.appendingPathComponent("link.sqlite").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: box.db)
         // A reader holding a snapshot keeps what is written next in the WAL, uncheckpointed.
-        let reader = try Database(path: box.db)
+        let reader = try SQLiteBackdoor(box.db).db
         try reader.execute("BEGIN")
         _ = try reader.scalarInt("SELECT count(*) FROM observations WHERE source = 'csv'")
         let csv = box.folder.appendingPathComponent("more.csv").path

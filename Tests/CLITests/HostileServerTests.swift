@@ -2,6 +2,7 @@
 // server that answers for the wrong place, without end, with a zone that is not one, with 429s
 // that say how long to wait, or with the key echoed back; and the small things around them.
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
@@ -19,7 +20,7 @@ final class SleepLog: @unchecked Sendable {
 
 extension ReplaySandbox {
     func text(_ sql: String) throws -> [String] {
-        try Database(path: box.db).rows(sql) { $0.string(0) }
+        try SQLiteBackdoor(box.db).db.rows(sql) { $0.string(0) }
     }
     func cleanup() { try? FileManager.default.removeItem(at: box.folder) }
 }
@@ -47,7 +48,7 @@ struct HostileServerCLITests {
         replay.server.enqueue(.swappedOrder)
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 2)
+        #expect(try await replay.count("forecast_runs") == 2)
         #expect(try replay.scalar(Self.farRuns) == 0)
         #expect(
             try replay.text(
@@ -65,7 +66,7 @@ struct HostileServerCLITests {
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(result.stderrText.contains("more than 50 km away"), "\(result.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
         #expect(
             try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed' AND error LIKE '%km from%'") == 2
         )
@@ -100,7 +101,7 @@ struct HostileServerCLITests {
         #expect(result.code == 1)
         #expect(result.stderrText.contains("grew past 64 MiB"), "\(result.stderrText)")
         #expect(replay.forecastRequests.count == 1, "an oversized answer is not fetched again")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
         #expect(try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed'") == 1)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -8,14 +9,9 @@ import WxSQLite
 /// A clock after the fetch times these tests give the recorded fixtures (2026-07-26/27).
 let afterFixtures = Date(timeIntervalSince1970: 1_785_500_000)
 
-/// Row counts of every table, read straight from the file.
+/// Row counts of every table, read straight from the rows, to show a refused input changed nothing.
 func counts(_ path: String) throws -> [String: Int64] {
-    let db = try Database(path: path)
-    var result: [String: Int64] = [:]
-    for table in ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations"] {
-        result[table] = try db.scalarInt("SELECT count(*) FROM \(table)")
-    }
-    return result
+    try SQLiteBackdoor(path).rowCounts()
 }
 
 @Suite("wxdb import and locations")
@@ -41,7 +37,7 @@ struct ImportCommandTests {
                 #expect(try counts(box.db) == before, "\(sample) changed the database")
             }
         }
-        let db = try Database(path: box.db)
+        let db = try SQLiteBackdoor(box.db).db
         #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
         #expect(try db.rows("PRAGMA foreign_key_check") { $0.string(0) }.isEmpty)
     }
@@ -222,7 +218,7 @@ struct ImportCommandTests {
         box.now = afterFixtures
         await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2")
         do {
-            let db = try Database(path: box.db)
+            let db = try SQLiteBackdoor(box.db).db
             try db.run("INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('0042_future', 'x', 0)")
             try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
@@ -276,7 +272,7 @@ struct ImportCommandTests {
                 "import", other.fixture("forecast-hourly-halfhour-offset-adelaide.json"),
                 "--location", "Home", "--fetched-at", "2026-01-10T05:02", "--force"
             ).code == 0)
-        let db = try Database(path: other.db)
+        let db = try SQLiteBackdoor(other.db).db
         #expect(
             try db.scalarInt("SELECT fetched_at FROM forecast_runs")
                 == Int64(CivilTime.days(year: 2026, month: 1, day: 10) * 86400 + 4 * 3600 + 2 * 60))

@@ -1,8 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
 import WxSQLite
+import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 
@@ -29,9 +32,13 @@ final class ReplaySandbox {
 
     var forecastRequests: [String] { server.requests.filter { $0.hasPrefix("/v1/forecast") } }
 
+    /// One number from wxdb's SQLite file, for what no command prints (see SQLiteBackdoor).
     func scalar(_ sql: String) throws -> Int64 {
-        try Database(path: box.db).scalarInt(sql) ?? -1
+        try SQLiteBackdoor(box.db).scalar(sql) ?? -1
     }
+
+    /// How many rows `stats` counts in `table`.
+    func count(_ table: String) async throws -> Int64 { try await box.count(table) }
 
     /// Three locations served from real recorded responses.
     func addThreeRecordedLocations() async throws {
@@ -62,7 +69,7 @@ struct IngestTests {
         #expect(a.code == 0 && a.stderrText.contains("ingest: 1 stored"), "\(a.stderrText)")
         let b = await replay.run("ingest", "--past-days", second)
         #expect(b.code == 0 && b.stderrText.contains("ingest: 0 stored, 1 repeated"), "\(b.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(try await replay.count("forecast_runs") == 1)
     }
 
     @Test(
@@ -74,7 +81,7 @@ struct IngestTests {
         let first = await replay.run("ingest")
         #expect(first.code == 0, "\(first.stderrText)")
         #expect(replay.forecastRequests.count == 1)
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 3)
+        #expect(try await replay.count("forecast_runs") == 3)
         // Toronto's 2026-03-08T02:00 (fixed EST offset) is 07:00Z; Adelaide's first label 00:00 +09:30 was read
         // at 15:00Z the day before (Open-Meteo reads under +09:00 and labels with +09:30).
         let toronto0700 = Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)
@@ -92,8 +99,8 @@ struct IngestTests {
         let second = await replay.run("ingest")
         #expect(second.code == 0)
         #expect(second.stderrText.contains("0 stored, 3 repeated, 0 failed"))
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 3)
-        #expect(try replay.scalar("SELECT count(*) FROM fetch_log") == 6)
+        #expect(try await replay.count("forecast_runs") == 3)
+        #expect(try await replay.count("fetch_log") == 6)
     }
 
     @Test("500, 500, then 200: stored after retries, every attempt in the fetch log")
@@ -104,7 +111,7 @@ struct IngestTests {
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(replay.forecastRequests.count == 3)
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(try await replay.count("forecast_runs") == 1)
         #expect(try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed' AND http_status = 500") == 2)
     }
 
@@ -119,7 +126,7 @@ struct IngestTests {
         #expect(replay.forecastRequests.count == 1)
         #expect(result.stderrText.contains("tempeture_2m"))
         #expect(result.stderrText.contains("1 failed"))
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
     }
 
     @Test("a hang past the timeout ends in an error within timeout x attempts")
@@ -136,7 +143,7 @@ struct IngestTests {
         // behind the rest of the suite (54 s seen on a 2-core machine running three other jobs).
         #expect(elapsed < 6000 / 10, "took \(elapsed) s")
         #expect(result.stderrText.lowercased().contains("time"))
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
     }
 
     @Test(
@@ -148,9 +155,9 @@ struct IngestTests {
         replay.server.enqueue(fault, times: 4)
         let result = await replay.run("ingest", "--attempts", "2")
         #expect(result.code == 1)
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 0)
+        #expect(try await replay.count("forecast_runs") == 0)
         #expect(try replay.scalar("SELECT count(*) FROM hourly_forecasts") == 0)
-        #expect(try replay.scalar("SELECT count(*) FROM observations") == 0)
+        #expect(try await replay.count("observations") == 0)
     }
 
     @Test("of two batches, one failing: the other's locations are stored and the exit code is 1")
@@ -162,7 +169,7 @@ struct IngestTests {
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(replay.forecastRequests.count == 2)
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(try await replay.count("forecast_runs") == 1)
         #expect(result.stderrText.contains("1 stored"))
     }
 
@@ -175,7 +182,7 @@ struct IngestTests {
         #expect(result.code == 1)
         #expect(replay.forecastRequests.first?.contains("apikey=s3cret-key") == true)
         #expect(!result.stderrText.contains("s3cret-key"))
-        let db = try Database(path: replay.box.db)
+        let db = try SQLiteBackdoor(replay.box.db).db
         let logged = try db.rows("SELECT coalesce(request, '') || coalesce(error, '') FROM fetch_log") { $0.string(0) }
         #expect(!logged.isEmpty)
         #expect(logged.allSatisfy { !$0.contains("s3cret") })
@@ -221,7 +228,7 @@ struct IngestTests {
         try "time,precipitation\n2026-11-01T00:00Z,1.2\n".write(toFile: b, atomically: true, encoding: .utf8)
         #expect(await box.run("observe", "import", a, "--location", "Here", "--source", "station").code == 0)
         #expect(await box.run("observe", "import", b, "--location", "Here", "--source", "station").code == 0)
-        let db = try Database(path: box.db)
+        let db = try SQLiteBackdoor(box.db).db
         let row = try #require(
             try db.firstRow("SELECT temperature_2m, precipitation FROM observations") {
                 ($0.optionalDouble(0), $0.optionalDouble(1))
@@ -286,7 +293,7 @@ struct IngestBudgetTests {
             "locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "icon_seamless,best_match")
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
-        let db = try Database(path: replay.box.db)
+        let db = try SQLiteBackdoor(replay.box.db).db
         let runs = try db.rows(
             "SELECT model, issued_at, issued_at_source, fetched_at FROM forecast_runs ORDER BY model"
         ) {
@@ -312,11 +319,10 @@ struct IngestBudgetTests {
         let replay = try ReplaySandbox()
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20")
         // Pretend 4,998 weighted calls went out this hour.
-        let db = try Database(path: replay.box.db)
         let now = Int64(replay.box.now.timeIntervalSince1970)
-        try db.run(
-            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'stored', 4998)",
-            [.integer(now - now % 3600)])
+        try SQLiteStore.open(path: replay.box.db).logFetch(
+            FetchRecord(fetchedAt: now - now % 3600, origin: .fetch, apiWeight: 4998), locationID: nil, model: nil,
+            outcome: "stored", runID: nil, error: nil)
         let result = await replay.run("ingest")
         #expect(result.code == 1)
         #expect(replay.forecastRequests.isEmpty)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
@@ -35,8 +36,9 @@ struct IssueTimeTests {
 
     /// (issued_at, issued_at_source) of every run.
     func runs(_ replay: ReplaySandbox) throws -> [(Int64, String)] {
-        try Database(path: replay.box.db).rows("SELECT issued_at, issued_at_source FROM forecast_runs ORDER BY id", [])
-        { ($0.int64(0), $0.string(1)) }
+        try SQLiteBackdoor(replay.box.db).db.rows(
+            "SELECT issued_at, issued_at_source FROM forecast_runs ORDER BY id", []
+        ) { ($0.int64(0), $0.string(1)) }
     }
 
     func singleRunRequests(_ replay: ReplaySandbox) -> [String] {
@@ -61,7 +63,7 @@ struct IssueTimeTests {
             from: try #require(URL(string: replay.server.baseURL + request)))
         replay.server.resetLog()
         let path = try replay.box.write("saved-run.json", String(decoding: data, as: UTF8.self))
-        let run = try #require(try Database(path: scout.db).scalarInt("SELECT issued_at FROM forecast_runs"))
+        let run = try #require(try SQLiteBackdoor(scout.db).db.scalarInt("SELECT issued_at FROM forecast_runs"))
         return (path, run)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -23,11 +24,10 @@ struct LargeDatabaseCommandTests {
         let result = await box.run("stats", "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
         let json = try parseJSON(result.stdout)
-        let db = try Database(path: box.db)
-        for table in ["locations", "forecast_runs", "fetch_log", "hourly_forecasts", "daily_forecasts", "observations"]
-        {
-            let counted = try db.scalarInt("SELECT count(*) FROM \(table)")
-            #expect(json["tables"]?[table]?.numberValue.map { Int64($0) } == counted, "\(table) after \(step)")
+        // What stats counts from the runs' own counts is checked against the rows themselves.
+        let counted = try SQLiteBackdoor(box.db).rowCounts()
+        for table in SQLiteBackdoor.tables {
+            #expect(json["tables"]?[table]?.numberValue.map { Int64($0) } == counted[table], "\(table) after \(step)")
         }
         let fromRuns = json["counted_from_runs"]?.arrayValue?.compactMap(\.stringValue)
         #expect(fromRuns == ["hourly_forecasts", "daily_forecasts"])
@@ -83,7 +83,8 @@ struct LargeDatabaseCommandTests {
         let result = await replay.run("--api-key", "s3cret-key", "ingest")
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(replay.forecastRequests.count == 1)
-        let rows = try Database(path: replay.box.db).rows(
+        // The request text is kept in the fetch log only; no command prints it.
+        let rows = try SQLiteBackdoor(replay.box.db).db.rows(
             "SELECT l.name, f.request FROM fetch_log f JOIN locations l ON l.id = f.location_id WHERE f.outcome = 'stored'"
         ) { ($0.string(0), $0.string(1)) }
         let own = [
@@ -116,14 +117,7 @@ struct LargeDatabaseCommandTests {
         let box = Sandbox()
         defer { box.remove() }
         _ = try GeneratedHistory.build(box)
-        do {
-            let db = try Database(path: box.db)
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
-        }
-        let handle = try #require(FileHandle(forUpdatingAtPath: box.db))
-        try handle.seek(toOffset: 4096 * 11)  // the root page of hourly_forecasts
-        handle.write(Data(repeating: 0xAB, count: 3000))
-        try handle.close()
+        try SQLiteBackdoor.damagePage(of: box.db)
         let damaged = try Data(contentsOf: URL(fileURLWithPath: box.db))
         let result = await box.run(["doctor"] + extra)
         #expect(result.code == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -12,7 +13,7 @@ private func utc(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int = 0) -> Int6
 
 /// Every stored observation row of the database, as (source, time) → values; for "nothing changed".
 private func allObservations(_ db: String) throws -> [String: [Int64: [String: Double]]] {
-    let database = try Database(path: db)
+    let database = try SQLiteBackdoor(db).db
     let sources = try database.rows("SELECT DISTINCT source FROM observations") { $0.string(0) }
     var out: [String: [Int64: [String: Double]]] = [:]
     for source in sources { out[source] = try storedObservations(db, source: source) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -9,45 +10,22 @@ import WxStoreSQLite
 
 @Suite("Running it for real: prune, stats, doctor, schedule, overlap")
 struct OperationsTests {
-    /// Every numeric field of every row of `query verify --format json`, by row and key.
-    func verifyNumbers(_ box: Sandbox, _ extra: [String] = []) async throws -> [[String: Double]] {
-        let result = await box.run(["query", "verify", "--location", "Testville", "--format", "json"] + extra)
-        #expect(result.code == 0, "\(result.stderrText)")
-        let rows = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue)
-        return rows.map { row in
-            var numbers: [String: Double] = [:]
-            for (key, value) in zip(row.objectValue!.keys, row.objectValue!.values) {
-                if let number = value.numberValue { numbers[key] = number }
-            }
-            return numbers
-        }
-    }
-
     @Test(
         "prune then verify gives the n, bias, MAE, RMSE and correlation verify gave before",
         arguments: [[], ["--by", "day"], ["--units", "imperial"], ["--by", "model"]])
     func pruneKeepsVerification(_ extra: [String]) async throws {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
-        let before = try await verifyNumbers(box, extra)
+        let before = try await box.verifyNumbers(extra)
         // Prune everything but the last two runs.
         box.now = Date(timeIntervalSince1970: TimeInterval(GeneratedHistory.issued(8) + 86400 * 3))
         let pruned = await box.run("prune", "--keep-days", "3", "--vacuum")
         #expect(pruned.code == 0, "\(pruned.stderrText)")
         #expect(pruned.stderrText.contains("Pruned 8 runs"))
-        #expect(try counts(box.db)["hourly_forecasts"] == 2 * 390)
-        let after = try await verifyNumbers(box, extra)
-        #expect(before.count == after.count)
-        for (b, a) in zip(before, after) {
-            #expect(b["lead_from_h"] == a["lead_from_h"])
-            #expect(b["n"] == a["n"])
-            for key in ["bias", "mae", "rmse", "correlation", "error_sd"] {
-                let x = try #require(b[key]), y = try #require(a[key])
-                #expect(abs(x - y) <= 1e-9 * max(1, abs(x)), "\(key) \(x) vs \(y) in bucket \(b["lead_from_h"]!)")
-            }
-        }
-        let db = try Database(path: box.db)
-        #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
+        #expect(try await box.count("hourly_forecasts") == 2 * 390)
+        try expectSameScores(before, try await box.verifyNumbers(extra))
+        let doctor = await box.run("doctor", "--deep")
+        #expect(doctor.code == 0, "\(doctor.stdout)\(doctor.stderrText)")
         // Pruning again finds nothing more.
         #expect(await box.run("prune", "--keep-days", "3").stderrText.contains("Pruned 0 runs"))
     }
@@ -97,15 +75,8 @@ struct OperationsTests {
     func doctorDamaged() async throws {
         let box = Sandbox()
         _ = try GeneratedHistory.build(box)
-        do {
-            let db = try Database(path: box.db)
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
-        }
         // Scribble over a page in the middle of the file.
-        let handle = try #require(FileHandle(forUpdatingAtPath: box.db))
-        try handle.seek(toOffset: 4096 * 11)  // the root page of hourly_forecasts
-        handle.write(Data(repeating: 0xAB, count: 3000))
-        try handle.close()
+        try SQLiteBackdoor.damagePage(of: box.db)
         let damaged = try Data(contentsOf: URL(fileURLWithPath: box.db))
         let result = await box.run("doctor")
         #expect(result.code == 1)

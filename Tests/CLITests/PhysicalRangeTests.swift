@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxReplay
@@ -157,7 +158,7 @@ struct PhysicalRangeTests {
         // 10, 20, 11: (10 + 9 − 10) / 1 = 9.
         #expect(near(try await ffi(), 9, 1e-12))
         do {
-            let db = try Database(path: box.db)
+            let db = try SQLiteBackdoor(box.db).db
             try db.run("UPDATE hourly_forecasts SET temperature_2m = 1e19 WHERE temperature_2m = 20")
         }
         // Two runs left give no index; nothing to show is exit 1 (issue 27), an error saying why.
@@ -206,7 +207,7 @@ struct PhysicalRangeTests {
         #expect(await box.run("doctor", "--deep").code == 0)
         // What a 1e200 stored before values were range-checked left: a sum of squares at infinity.
         do {
-            let db = try Database(path: box.db)
+            let db = try SQLiteBackdoor(box.db).db
             try db.execute(
                 "UPDATE verification_summaries SET sum_ff = 1e999, sum_err_sq = 1e999 WHERE (source, variable, lead_from_h, valid_from) IN (SELECT source, variable, lead_from_h, valid_from FROM verification_summaries WHERE variable = 'temperature_2m' LIMIT 1)"
             )
@@ -232,7 +233,7 @@ struct PhysicalRangeTests {
         #expect(await box.run("import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(d)).code == 0)
         // Written past the doors, as an older wxdb (or another program) could have stored it.
         do {
-            let db = try Database(path: box.db)
+            let db = try SQLiteBackdoor(box.db).db
             try db.run(
                 "UPDATE hourly_forecasts SET temperature_2m = ? WHERE valid_time = ?",
                 [.real(value), .integer(d + 5 * 3600)])

@@ -51,12 +51,10 @@ struct GeneratedHistory {
                 #expect(outcome.kind == .repeated)
             }
         }
-        try history.store.db.transaction {
-            var t = t0 - 6 * hour
-            while t <= lastHour {
-                try history.observe(source: "station", time: t, ["temperature_2m": truth(t)])
-                t += hour
-            }
+        try history.observeAll(
+            source: "station", times: Array(stride(from: t0 - 6 * hour, through: lastHour, by: Int(hour)))
+        ) {
+            ["temperature_2m": truth($0)]
         }
         return history
     }

@@ -43,6 +43,22 @@ struct HistoryBuilder {
         ).first!
     }
 
+    /// Stores a source's observations for every hour in `times` in one write (the store's own bulk
+    /// write, one transaction), with values for the named variables from `values(time)`. Recorded at the
+    /// first hour, so a later write of any of these hours replaces what it gives, as `observe` would.
+    func observeAll(source: String, times: [Int64], _ values: (Int64) -> [String: Double]) throws {
+        var series = ModelForecast(model: source)
+        series.hourlyTimes = times
+        for (row, time) in times.enumerated() {
+            for (name, value) in values(time) {
+                let index = Variables.hourlyIndex(of: name)!
+                if series.hourly[index] == nil { series.hourly[index] = Array(repeating: nil, count: times.count) }
+                series.hourly[index]![row] = value
+            }
+        }
+        try store.saveObservations(series, locationID: location.id, source: source, recordedAt: times.first ?? 0)
+    }
+
     /// Stores one observation hour with values for the named variables.
     func observe(source: String, time: Int64, _ values: [String: Double]) throws {
         var row = [Double?](repeating: nil, count: Variables.hourly.count)

@@ -779,10 +779,11 @@ struct ReliabilityTests {
                 "--location", name, "--fetched-at", "2026-07-26T21:00Z", "--force")
             #expect(imported.code == 0, "\(name): \(imported.stderrText)")
         }
-        let store = try Database(path: db)
-        #expect(try store.scalarInt("SELECT count(*) FROM locations") == Int64(Self.hostileNames.count))
-        #expect(try store.scalarInt("SELECT count(*) FROM forecast_runs") == Int64(Self.hostileNames.count))
-        let names = Set(try store.rows("SELECT name FROM locations", [], { $0.string(0) }))
+        let store = try SQLiteStore.openReadOnly(path: db)
+        let counts = try store.tableCounts()
+        #expect(counts.first { $0.table == "locations" }?.rows == Int64(Self.hostileNames.count))
+        #expect(counts.first { $0.table == "forecast_runs" }?.rows == Int64(Self.hostileNames.count))
+        let names = Set(try store.locations().map(\.name))
         #expect(names == Set(Self.hostileNames), "names are stored exactly as given")
 
         let list = await box.run("--db", db, "locations", "list", "--format", "json")
@@ -803,6 +804,6 @@ struct ReliabilityTests {
             let expected = ["=", "+", "-", "@", "\t", "\r"].contains(where: { name.hasPrefix($0) }) ? "'" + name : name
             #expect(cell == expected, "export of \(name) wrote \(cell)")
         }
-        #expect(try store.scalarText("PRAGMA integrity_check") == "ok")
+        #expect(try DatabaseInspection(path: db).integrityCheck() == ["ok"])
     }
 }

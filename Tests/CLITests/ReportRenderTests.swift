@@ -77,16 +77,14 @@ struct ReportHistory: CustomTestStringConvertible, Sendable {
             }
         }
         guard observed else { return }
-        try history.store.db.transaction {
-            var t = Self.start - 6 * Self.hour
-            while t < now {
-                var values = [
-                    "temperature_2m": Self.truth("temperature_2m", t), "wind_speed_10m": Self.truth("wind_speed_10m", t)
-                ]
-                if precipitation { values["precipitation"] = Self.truth("precipitation", t) }
-                try history.observe(source: "station", time: t, values)
-                t += Self.hour
-            }
+        try history.observeAll(
+            source: "station", times: Array(stride(from: Self.start - 6 * Self.hour, to: now, by: Int(Self.hour)))
+        ) { t in
+            var values = [
+                "temperature_2m": Self.truth("temperature_2m", t), "wind_speed_10m": Self.truth("wind_speed_10m", t)
+            ]
+            if precipitation { values["precipitation"] = Self.truth("precipitation", t) }
+            return values
         }
     }
 

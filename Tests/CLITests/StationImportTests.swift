@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -210,8 +211,8 @@ func stationRecords(_ s: WeewxSystem) -> [WeewxFixture.Record] {
 
 /// The stored rows, by hour, as name → value.
 func storedObservations(_ db: String, source: String) throws -> [Int64: [String: Double]] {
-    // Read with the SQLite layer directly: the Store keeps its connection to itself.
-    let database = try Database(path: db)
+    // Every row as stored, including those left with no value (the Store reads them one value at a time).
+    let database = try SQLiteBackdoor(db).db
     var out: [Int64: [String: Double]] = [:]
     _ = try database.rows(
         "SELECT time, " + Variables.hourlyNames.joined(separator: ", ")

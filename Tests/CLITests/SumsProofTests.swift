@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxQueries
 
@@ -329,7 +330,7 @@ struct SumsProofTests {
             models: ["m1", "m2"], now: 0)
         try Self.build(store, location)
         // One group's sums off by a pair.
-        try store.db.run(
+        try SQLiteBackdoor(box.db).db.run(
             """
             UPDATE verification_summaries SET n = n + 1, sum_err = sum_err + 0.5
             WHERE (location_id, source, variable, model, lead_from_h, valid_from) =
@@ -371,7 +372,7 @@ struct SumsProofTests {
         // migration 0006 (no span) for a run that is gone.
         let old = box.folder.appendingPathComponent("old.sqlite").path
         do {
-            let db = try Database(path: old)
+            let db = try SQLiteBackdoor(old).db
             _ = try Migrator(migrations: Schema.migrations.filter { $0.name < "0010" }).migrate(db, now: 0)
             try db.execute("ATTACH DATABASE '\(box.db)' AS today")
             for table in ["locations", "forecast_runs", "hourly_forecasts", "daily_forecasts", "observations"] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -80,9 +81,9 @@ struct OwnAnalysisTests {
     func noSelfScore() async throws {
         let box = try await setUp()
         defer { box.remove() }
-        let sources = try Database(path: box.db).rows(
-            "SELECT DISTINCT source FROM observations ORDER BY source", []
-        ) { $0.string(0) }
+        let store = try SQLiteStore.openReadOnly(path: box.db)
+        let here = try store.requireLocation(named: "Here")
+        let sources = try store.observationSources(locationID: here.id).sorted()
         #expect(sources == ["analysis:ecmwf_ifs025", "analysis:gfs_seamless"])
 
         let result = await box.run("query", "verify", "--location", "Here", "--by", "model", "--format", "json")
@@ -241,7 +242,7 @@ struct Migration0012Tests {
     /// under `analysis` from the first model of each fetch, and at `shifted` (Kathmandu) the forecast
     /// and analysis hours at label − 05:45 instead of the whole UTC hour read.
     func rewind(_ path: String, shifted: String, firstModel: String) throws {
-        let db = try Database(path: path)
+        let db = try SQLiteBackdoor(path).db
         let kathmandu = try #require(
             try db.scalarInt("SELECT id FROM locations WHERE name = ?", [.text(shifted)]))
         try db.execute("DELETE FROM observations WHERE source GLOB 'analysis:*' AND source != 'analysis:\(firstModel)'")
@@ -302,7 +303,7 @@ struct Migration0012Tests {
             "query", "verify", "--location", "Kathmandu", "--source", "metar", "--by", "model", "--format", "json")
         #expect(station.code == 0, "\(station.stderrText)")
         #expect(try reportRows(station).n == 2 * 47)
-        let db = try Database(path: box.db)
+        let db = try SQLiteBackdoor(box.db).db
         #expect(
             try db.rows("SELECT DISTINCT source FROM observations ORDER BY source", []) { $0.string(0) } == [
                 "analysis:ecmwf_ifs025", "metar"

@@ -323,13 +323,13 @@ struct SingleRunDedupTests {
             let outcomes = try await Self.backfill(server, store, here, run: run)
             #expect(outcomes.map(\.kind) == [.repeated, .repeated])
         }
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 2)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs WHERE issued_at = \(run)") == 2)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs WHERE issued_at_source = 'model_run'") == 2)
+        let runs = try store.runSummaries(locationID: here.id, model: nil, issuedFrom: .min, issuedTo: .max)
+        #expect(runs.count == 2)
+        #expect(runs.allSatisfy { $0.issuedAt == Int64(run) && $0.issuedAtSource == "model_run" }, "\(runs)")
 
         // The run before is another run.
         let earlier = try await Self.backfill(server, store, here, run: run - 6 * 3600)
         #expect(earlier.map(\.kind) == [.stored, .stored])
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 4)
+        #expect(try store.runSummaries(locationID: here.id, model: nil, issuedFrom: .min, issuedTo: .max).count == 4)
     }
 }

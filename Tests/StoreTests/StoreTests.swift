@@ -147,19 +147,15 @@ struct StoreTests {
 
     @Test("the same content twice is one run and two fetch-log entries")
     func repeatedContent() throws {
-        let store = try SQLiteStore.open(path: temporaryDatabase())
-        let location = try store.addLocation(
-            name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
-        let response = try ForecastDecoder.decodeSingle(
-            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
-        let first = try store.store(
-            response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
-        let second = try store.store(
-            response, for: location, fetch: FetchRecord(fetchedAt: 1_785_103_600, origin: .import))
+        let copenhagen = try CopenhagenStore()
+        let store = copenhagen.store
+        let first = try copenhagen.save(fetchedAt: 1_785_100_000)
+        let second = try copenhagen.save(fetchedAt: 1_785_103_600)
         #expect(first.map(\.kind) == [.stored])
         #expect(second.map(\.kind) == [.repeated])
         #expect(first[0].runID == second[0].runID)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
+        let runs = try copenhagen.runs()
+        #expect(runs.count == 1 && runs.first?.repeats == 1, "\(runs)")
         #expect(try store.db.scalarInt("SELECT count(*) FROM fetch_log") == 2)
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 168)
         try expectClean(store)
@@ -271,39 +267,27 @@ struct MovedWindowTests {
 
     @Test("the same forecast in a window moved by a day continues the run instead of adding one")
     func continuesRun() throws {
-        let store = try SQLiteStore.open(path: temporaryDatabase())
-        let location = try store.addLocation(
-            name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
-        let response = try ForecastDecoder.decodeSingle(
-            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
-        let first = try store.store(
-            response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
-        let moved = try store.store(
-            Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
+        let copenhagen = try CopenhagenStore()
+        let store = copenhagen.store
+        let first = try copenhagen.save(fetchedAt: 1_785_100_000)
+        let moved = try copenhagen.save(Self.shifted(copenhagen.response), fetchedAt: 1_785_170_000)
         #expect(moved.map(\.kind) == [.repeated])
         #expect(moved[0].runID == first[0].runID)
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(try copenhagen.runs().map(\.hourCount) == [168 + 24])
+        // The run's own count is the rows it has.
         #expect(try store.db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 168 + 24)
-        #expect(try store.db.scalarInt("SELECT hour_count FROM forecast_runs") == 168 + 24)
         // The same moved response again is recognised by its hash.
-        let again = try store.store(
-            Self.shifted(response), for: location, fetch: FetchRecord(fetchedAt: 1_785_173_600, origin: .import))
+        let again = try copenhagen.save(Self.shifted(copenhagen.response), fetchedAt: 1_785_173_600)
         #expect(again.map(\.kind) == [.repeated])
         try expectClean(store)
     }
 
     @Test("a moved window whose shared hours differ is a new run")
     func changedIsNewRun() throws {
-        let store = try SQLiteStore.open(path: temporaryDatabase())
-        let location = try store.addLocation(
-            name: "Copenhagen", latitude: 55.68, longitude: 12.57, elevation: nil, timezone: "auto", models: [], now: 0)
-        let response = try ForecastDecoder.decodeSingle(
-            try fixtureBytes("forecast-current-hourly-daily-iso8601-copenhagen.json"), defaultModel: "best_match")
-        _ = try store.store(response, for: location, fetch: FetchRecord(fetchedAt: 1_785_100_000, origin: .import))
-        let moved = try store.store(
-            Self.shifted(response, change: 0.1), for: location,
-            fetch: FetchRecord(fetchedAt: 1_785_170_000, origin: .import))
+        let copenhagen = try CopenhagenStore()
+        try copenhagen.save(fetchedAt: 1_785_100_000)
+        let moved = try copenhagen.save(Self.shifted(copenhagen.response, change: 0.1), fetchedAt: 1_785_170_000)
         #expect(moved.map(\.kind) == [.stored])
-        #expect(try store.db.scalarInt("SELECT count(*) FROM forecast_runs") == 2)
+        #expect(try copenhagen.runs().count == 2)
     }
 }

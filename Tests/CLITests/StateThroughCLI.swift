@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import WxCore
+
+@testable import WxCLI
+
+// What a database holds, read the way a user reads it: `stats`, `query runs` and `query verify` JSON.
+// Tests that check state use these rather than SQL, so they hold for any storage engine; the few that
+// must look at the rows themselves, or tamper with the file, go through TestSupport's SQLiteBackdoor.
+
+extension Sandbox {
+    /// The row counts `wxdb stats --format json` prints, by table. The hourly and daily forecasts are
+    /// counted from the stored runs' own counts (pruned runs have none), as `stats` counts them.
+    func tableCounts() async throws -> [String: Int64] {
+        let result = await run("stats", "--format", "json")
+        #expect(result.code == 0, "stats: \(result.stderrText)")
+        let tables = try #require(try parseJSON(result.stdout)["tables"]?.objectValue)
+        var counts: [String: Int64] = [:]
+        for (table, value) in zip(tables.keys, tables.values) {
+            counts[table] = Int64(try #require(value.numberValue))
+        }
+        return counts
+    }
+
+    /// How many rows `stats` counts in `table`.
+    func count(_ table: String) async throws -> Int64 {
+        try #require(try await tableCounts()[table], "stats has no table \(table)")
+    }
+
+    /// The runs of `location` as `wxdb query runs --format json` lists them (empty when it has none).
+    func runs(_ location: String) async throws -> [JSON] {
+        let result = await run("query", "runs", "--location", location, "--format", "json")
+        if result.code == 1 && result.stderrText.contains("no runs of") { return [] }
+        #expect(result.code == 0, "query runs: \(result.stderrText)")
+        return try #require(try parseJSON(result.stdout)["runs"]?.arrayValue)
+    }
+
+    /// Every numeric field of every row of `query verify --format json` for Testville, by row and key.
+    func verifyNumbers(_ extra: [String] = []) async throws -> [[String: Double]] {
+        let result = await run(["query", "verify", "--location", "Testville", "--format", "json"] + extra)
+        #expect(result.code == 0, "\(result.stderrText)")
+        let rows = try #require(try parseJSON(result.stdout)["rows"]?.arrayValue)
+        return rows.map { row in
+            var numbers: [String: Double] = [:]
+            for (key, value) in zip(row.objectValue!.keys, row.objectValue!.values) {
+                if let number = value.numberValue { numbers[key] = number }
+            }
+            return numbers
+        }
+    }
+}
+
+/// The same rows, the same n and each of `keys` within 1e-9 of its size: verify answers alike before
+/// and after something that must not change the scores (a prune, a vacuum).
+func expectSameScores(
+    _ before: [[String: Double]], _ after: [[String: Double]],
+    keys: [String] = ["bias", "mae", "rmse", "error_sd", "correlation"],
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(before.count == after.count, sourceLocation: sourceLocation)
+    for (b, a) in zip(before, after) {
+        let bucket = b["lead_from_h"] ?? -1
+        #expect(b["lead_from_h"] == a["lead_from_h"], sourceLocation: sourceLocation)
+        #expect(b["n"] == a["n"], "n in bucket \(bucket)", sourceLocation: sourceLocation)
+        for key in keys {
+            let x = try #require(b[key], sourceLocation: sourceLocation)
+            let y = try #require(a[key], sourceLocation: sourceLocation)
+            #expect(
+                abs(x - y) <= 1e-9 * max(1, abs(x)), "\(key) \(x) vs \(y) in bucket \(bucket)",
+                sourceLocation: sourceLocation)
+        }
+    }
+}
