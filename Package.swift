@@ -2,7 +2,8 @@
 import PackageDescription
 
 // The folders say what each part is: SQLite (the only code that touches the C API), Core (domain
-// types, JSON, the Open-Meteo decoder, CSV), Store (schema, migrations, repository), Fetcher (HTTP
+// types, JSON, the Open-Meteo decoder, CSV), Store (the Store protocol and its domain types), StoreSQLite (the
+// SQLite engine: schema, migrations, repository), StationFiles (weewx and Home Assistant readers), Fetcher (HTTP
 // client over libcurl, batching, geocoding), Queries (verification and exports), CLI (commands), Replay (the
 // local test server). `wxdb` itself is a thin executable over CLI.
 let package = Package(
@@ -42,7 +43,12 @@ let package = Package(
         // Official stations' files (METAR, ISD-Lite, GHCNh, Meteostat) read into hourly values;
         // zlib only for their gzip downloads.
         .target(name: "WxStations", dependencies: ["WxCore", "CZlib"], path: "Sources/Stations"),
-        .target(name: "WxStore", dependencies: ["WxSQLite", "WxCore"], path: "Sources/Store"),
+        // The Store protocol and its domain types, engine-neutral: what every command uses.
+        .target(name: "WxStore", dependencies: ["WxCore"], path: "Sources/Store"),
+        // The SQLite engine (SQLiteStore): schema, migrations, SQL, the kept sums' upkeep.
+        .target(name: "WxStoreSQLite", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/StoreSQLite"),
+        // Readers of other programs' SQLite files (weewx, Home Assistant), read-only and bounded.
+        .target(name: "WxStationFiles", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/StationFiles"),
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "CCurl"], path: "Sources/Fetcher"),
         .target(name: "WxQueries", dependencies: ["WxCore", "WxStore"], path: "Sources/Queries"),
         // The PostgreSQL client (connections, parameters, COPY, streaming, advisory locks,
@@ -55,7 +61,8 @@ let package = Package(
         .target(
             name: "WxCLI",
             dependencies: [
-                "WxCore", "WxStore", "WxFetcher", "WxQueries", "WxCharts", "WxStations", "WxPostgres", "WxPostgresStore"
+                "WxCore", "WxStore", "WxStoreSQLite", "WxStationFiles", "WxFetcher", "WxQueries", "WxCharts",
+                "WxStations", "WxPostgres", "WxPostgresStore"
             ],
             path: "Sources/CLI"
         ),
@@ -66,11 +73,15 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["WxSQLite", "TestSupport"]),
         .testTarget(name: "CoreTests", dependencies: ["WxCore", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["WxStore", "WxSQLite", "WxCore", "TestSupport"]),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: ["WxStore", "WxStoreSQLite", "WxStationFiles", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(
             name: "FetcherTests",
-            dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxSQLite", "TestSupport"]),
-        .testTarget(name: "QueriesTests", dependencies: ["WxQueries", "WxStore", "WxSQLite", "WxCore", "TestSupport"]),
+            dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxStoreSQLite", "WxSQLite", "TestSupport"]),
+        .testTarget(
+            name: "QueriesTests",
+            dependencies: ["WxQueries", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(
             name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "TestSupport"]),
@@ -78,8 +89,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "WxCLI", "WxQueries", "WxStore", "WxSQLite", "WxCore", "WxReplay", "TestSupport", "WxPostgres",
-                "WxPostgresStore"
+                "WxCLI", "WxQueries", "WxStore", "WxStoreSQLite", "WxStationFiles", "WxSQLite", "WxCore", "WxReplay",
+                "TestSupport", "WxPostgres", "WxPostgresStore"
             ])
     ],
     swiftLanguageModes: [.v6]

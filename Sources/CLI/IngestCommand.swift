@@ -1,6 +1,7 @@
 import FoundationEssentials
 import WxFetcher
 import WxStore
+import WxStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

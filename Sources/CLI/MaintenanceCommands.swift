@@ -2,6 +2,7 @@ import FoundationEssentials
 import WxCore
 import WxQueries
 import WxStore
+import WxStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

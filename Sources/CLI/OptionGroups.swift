@@ -3,6 +3,7 @@ import WxCore
 import WxFetcher
 import WxQueries
 import WxStore
+import WxStoreSQLite
 
 #if canImport(Glibc)
     import Glibc

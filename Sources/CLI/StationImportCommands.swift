@@ -1,5 +1,6 @@
 import FoundationEssentials
 import WxCore
+import WxStationFiles
 import WxStore
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import WxStore
+import WxStoreSQLite
 
 /// The one place a command's `--db` (or `WXDB_DB`) becomes a store: it chooses the engine from the
 /// text. Today every value is a SQLite file path; a PostgreSQL engine (issue #30) takes

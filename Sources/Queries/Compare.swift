@@ -189,13 +189,13 @@ public enum Compare {
             let filter = PairFilter(
                 locationID: location.id, source: source, from: options.range.from, to: options.range.to, model: model)
             try store.forEachVerificationPair(forecast: variable, observed: variable.observedVariable, filter) { row in
-                let issuedAt = row.int64(1), validTime = row.int64(2)
+                let issuedAt = row.issuedAt, validTime = row.validTime
                 guard let bucket = options.grouping.bucket(forLeadHours: Double(validTime - issuedAt) / 3600) else {
                     return
                 }
-                let observed = observedValue(row.double(4), variable: variable)
+                let observed = observedValue(row.observed, variable: variable)
                 let error = units.convertDifference(
-                    SummarySums.difference(row.double(3), observed, variable), quantity)
+                    SummarySums.difference(row.forecast, observed, variable), quantity)
                 var hour = buckets[bucket, default: [:]][validTime] ?? [Loss(), Loss()]
                 hour[index].n += 1
                 hour[index].absolute += abs(error)

@@ -88,15 +88,13 @@ public struct Exporter {
         var rows = 0
         try store.forEachHourlyForecast(variables.compactMap(Variables.hourlyVariable(named:)), filter(request)) {
             row in
-            row.withUTF8(0) { csv.text(utf8: $0) }
-            row.withUTF8(1) { csv.text(utf8: $0) }
-            let issued = row.int64(2)
-            let valid = row.int64(4)
-            csv.isoUTC(issued)
-            csv.isoUTC(row.int64(3))
-            csv.isoUTC(valid)
-            csv.number(Double(valid - issued) / 3600)
-            for index in 0..<variables.count { csv.number(row.optionalDouble(5 + index)) }
+            csv.text(utf8: row.location.utf8)
+            csv.text(utf8: row.model.utf8)
+            csv.isoUTC(row.issuedAt)
+            csv.isoUTC(row.fetchedAt)
+            csv.isoUTC(row.validTime)
+            csv.number(Double(row.validTime - row.issuedAt) / 3600)
+            for value in row.values { csv.number(value) }
             csv.endRow()
             rows += 1
         }
@@ -112,16 +110,16 @@ public struct Exporter {
         let instants = daily.map { $0.quantity == .instant }
         var rows = 0
         try store.forEachDailyForecast(daily, filter(request)) { row in
-            row.withUTF8(0) { csv.text(utf8: $0) }
-            row.withUTF8(1) { csv.text(utf8: $0) }
-            csv.isoUTC(row.int64(2))
-            csv.isoUTC(row.int64(3))
-            row.withUTF8(4) { csv.text(utf8: $0) }
-            for index in 0..<variables.count {
-                if instants[index], let instant = row.optionalInt64(5 + index) {
-                    csv.isoUTC(instant)
+            csv.text(utf8: row.location.utf8)
+            csv.text(utf8: row.model.utf8)
+            csv.isoUTC(row.issuedAt)
+            csv.isoUTC(row.fetchedAt)
+            csv.text(utf8: row.date.utf8)
+            for (index, value) in row.values.enumerated() {
+                if instants[index], let instant = value {
+                    csv.isoUTC(Int64(instant))
                 } else {
-                    csv.number(row.optionalDouble(5 + index))
+                    csv.number(value)
                 }
             }
             csv.endRow()
@@ -138,10 +136,10 @@ public struct Exporter {
         try store.forEachObservation(
             variables.compactMap(Variables.hourlyVariable(named:)), filter(request, source: request.source)
         ) { row in
-            row.withUTF8(0) { csv.text(utf8: $0) }
-            row.withUTF8(1) { csv.text(utf8: $0) }
-            csv.isoUTC(row.int64(2))
-            for index in 0..<variables.count { csv.number(row.optionalDouble(3 + index)) }
+            csv.text(utf8: row.location.utf8)
+            csv.text(utf8: row.source.utf8)
+            csv.isoUTC(row.time)
+            for value in row.values { csv.number(value) }
             csv.endRow()
             rows += 1
         }
@@ -192,16 +190,14 @@ public struct Exporter {
                     locationID: location.id, source: location.source, from: request.from, to: request.to,
                     model: request.model)
                 try store.forEachExportPair(variable, filter) { row in
-                    row.withUTF8(0) { csv.text(utf8: $0) }
-                    row.withUTF8(1) { csv.text(utf8: $0) }
-                    let issued = row.int64(2)
-                    let valid = row.int64(3)
-                    csv.isoUTC(issued)
-                    csv.isoUTC(valid)
-                    csv.number(Double(valid - issued) / 3600)
+                    csv.text(utf8: row.location.utf8)
+                    csv.text(utf8: row.model.utf8)
+                    csv.isoUTC(row.issuedAt)
+                    csv.isoUTC(row.validTime)
+                    csv.number(Double(row.validTime - row.issuedAt) / 3600)
                     csv.text(name)
-                    csv.number(row.double(4))
-                    csv.number(row.double(5))
+                    csv.number(row.forecast)
+                    csv.number(row.observed)
                     csv.text(location.source)
                     csv.endRow()
                     rows += 1
@@ -233,11 +229,10 @@ public struct Exporter {
             let filter = PairFilter(
                 locationID: location.id, source: location.source, from: request.from, to: request.to, model: model)
             try store.forEachVerifPair(hourly, filter) { row in
-                let issued = row.int64(0)
-                let lead = Double(row.int64(1) - issued) / 3600
+                let lead = Double(row.validTime - row.issuedAt) / 3600
                 let plain = JSON.numberText
                 csv.raw(
-                    "\(issued) \(plain(lead)) \(location.id) \(plain(row.double(2))) \(plain(row.double(3))) \(plain(row.optionalDouble(4) ?? 0)) \(plain(row.double(5))) \(plain(row.double(6)))\n"
+                    "\(row.issuedAt) \(plain(lead)) \(location.id) \(plain(row.latitude)) \(plain(row.longitude)) \(plain(row.altitude ?? 0)) \(plain(row.observed)) \(plain(row.forecast))\n"
                 )
                 rows += 1
             }

@@ -45,10 +45,10 @@ public enum ReliabilityQuery {
         var events = [Int](repeating: 0, count: 10)
         let filter = PairFilter(locationID: location.id, source: source, from: range.from, to: range.to, model: model)
         try store.forEachVerificationPair(forecast: variable, observed: variable.observedVariable, filter) { row in
-            let lead = row.int64(2) - row.int64(1)
+            let lead = row.validTime - row.issuedAt
             guard lead >= 0, lead < Int64(LeadBuckets.maxLeadHours) * 3600 else { return }
-            let probability = row.double(3)
-            let observed = row.double(4)
+            let probability = row.forecast
+            let observed = row.observed
             guard probability.isFinite, observed.isFinite else { return }
             let bin = min(9, max(0, Int((probability / 10).rounded(.down))))
             counts[bin] += 1

@@ -233,11 +233,11 @@ public enum VerifyQuery {
             locationID: location.id, source: source, from: options.range.from, to: options.range.to,
             model: options.model)
         try store.forEachVerificationPair(forecast: variable, observed: observedVariable, filter) { row in
-            let issuedAt = row.int64(1)
-            let validTime = row.int64(2)
+            let issuedAt = row.issuedAt
+            let validTime = row.validTime
             let lead = Double(validTime - issuedAt) / 3600
             guard let (from, to) = bucket(lead, options.grouping) else { return }
-            let model = options.grouping == .model ? row.string(0) : nil
+            let model = options.grouping == .model ? row.model.string : nil
             let key = (model ?? "") + "\u{1}" + String(from)
             var group = groups[key] ?? VerifyRow(model: model, leadFromHours: from, leadToHours: to)
             switch part(validTime) {
@@ -248,18 +248,18 @@ public enum VerifyQuery {
                     // With intervals the pair is also kept in its valid day's sums.
                     var one = VerifyRow(model: nil, leadFromHours: from, leadToHours: to)
                     add(
-                        &one, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                        &one, forecast: row.forecast, observed: row.observed, reference: references[issuedAt],
                         variable: variable, units: options.units, threshold: options.thresholdMillimetres)
                     group.sums.merge(one.sums)
                     daily.add(one.sums, key: key, valid: validTime)
                 } else {
                     add(
-                        &group, forecast: row.double(3), observed: row.double(4), reference: references[issuedAt],
+                        &group, forecast: row.forecast, observed: row.observed, reference: references[issuedAt],
                         variable: variable, units: options.units, threshold: options.thresholdMillimetres)
                 }
             case .contingency:
                 var table = Contingency()
-                table.add(forecast: row.double(3), observed: row.double(4), threshold: options.thresholdMillimetres)
+                table.add(forecast: row.forecast, observed: row.observed, threshold: options.thresholdMillimetres)
                 group.sums.contingency = group.sums.contingency ?? Contingency()
                 group.sums.contingency?.merge(table)
                 daily?.add(SummarySums(contingency: table), key: key, valid: validTime)
@@ -379,10 +379,10 @@ public enum VerifyQuery {
             try store.forEachVerificationPair(
                 forecast: options.variable, observed: options.variable.observedVariable, filter
             ) { row in
-                guard let bucket = LeadBuckets.bucket(forLeadHours: Double(row.int64(2) - row.int64(1)) / 3600) else {
+                guard let bucket = LeadBuckets.bucket(forLeadHours: Double(row.validTime - row.issuedAt) / 3600) else {
                     return
                 }
-                stored[row.string(0) + "\u{1}" + String(bucket.from), default: 0] += 1
+                stored[row.model.string + "\u{1}" + String(bucket.from), default: 0] += 1
             }
             if rows.contains(where: { $0.value > stored[$0.key, default: 0] }) { cut.prunedDays += 1 }
         }

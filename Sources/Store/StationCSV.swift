@@ -111,7 +111,7 @@ public struct StationCSV {
         return result
     }
 
-    static func parseRow(
+    public static func parseRow(
         _ record: CSVReader.Record, columns: [Int], timezone: ((Int64) -> Int64?)?, filter: inout RangeFilter
     ) throws -> Row {
         guard record.fields.count == columns.count + 1 else {
@@ -157,37 +157,11 @@ public struct StationCSV {
         }
         return Row(line: record.line, time: time, values: values)
     }
-}
 
-extension SQLiteStore {
-    /// Stores station observations in one transaction; returns how many rows were written. A
-    /// station's values replace what an earlier import of the same source stored for those hours.
-    public func importObservations(_ csv: StationCSV, locationID: Int64, source: String, recordedAt: Int64) throws
-        -> Int
-    {
-        try db.transaction {
-            func write() throws {
-                for row in csv.rows {
-                    try upsertObservation(
-                        locationID: locationID, source: source, time: row.time, values: row.values,
-                        recordedAt: recordedAt, replacing: true)
-                }
-            }
-            // One update of the verification sums over the span of the hours that change (see
-            // `upsertObservations`).
-            let changed = try csv.rows.filter {
-                try observationChanges(locationID, source, $0.time, $0.values, recordedAt, true)
-            }.map(\.time)
-            if let first = changed.min(), let last = changed.max() {
-                try keepingObservationSums(
-                    ObservationSpan(location: locationID, source: source, from: first, through: last)
-                ) {
-                    try withoutKeepingSums(write)
-                }
-            } else {
-                try withoutKeepingSums(write)
-            }
-            return csv.rows.count
-        }
+    /// A value with every field given (engines build these from their rows).
+    public init(rows: [Row] = [], skipped: [Problem] = [], outOfRange: RangeFilter = RangeFilter()) {
+        self.outOfRange = outOfRange
+        self.rows = rows
+        self.skipped = skipped
     }
 }

@@ -132,23 +132,19 @@ public protocol Store: AnyObject {
         locationID: Int64, source: String, forecast: Variable, observed: Variable,
         from: Int64?, to: Int64?, model: String?, leadSeconds: Range<Int64>
     ) throws -> Bool
-    /// Streams every forecast/observation pair (columns: 0 model, 1 issued_at, 2 valid_time, 3 forecast, 4 observed).
+    /// Streams every forecast/observation pair of `forecast` with `observed`'s observation at its valid time.
     func forEachVerificationPair(
-        forecast: Variable, observed: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void
+        forecast: Variable, observed: Variable, _ filter: PairFilter, _ visit: (VerificationPair) throws -> Void
     ) throws
     /// The pairs of one model nearest `targetLead`, for trends.
     func trendPairs(
         _ variable: Variable, _ filter: PairFilter, model: String, minLead: Double, maxLead: Double,
         targetLead: Double
     ) throws -> [(valid: Int64, run: Int64, issued: Int64, forecast: Double, observed: Double)]
-    /// Streams one run's pairs for several variable pairs.
-    func forEachPair(
-        ofRun runID: Int64, columns: [(forecast: Variable, observed: Variable)], _ visit: (StoredRow) throws -> Void
-    ) throws
-    /// Streams pairs for `export pairs`.
-    func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws
-    /// Streams pairs for `export verif`.
-    func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws
+    /// Streams pairs for `export pairs`, oldest run first.
+    func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (ExportPair) throws -> Void) throws
+    /// Streams pairs for `export verif` (`filter.model` required), by issue and valid time.
+    func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (VerifPair) throws -> Void) throws
     /// The persistence reference of each issue time (see `SQLiteStore.persistenceReferences`).
     func persistenceReferences(locationID: Int64, source: String, observed: Variable, model: String?) throws
         -> [Int64: Double]
@@ -175,14 +171,16 @@ public protocol Store: AnyObject {
 
     // MARK: Exports
 
-    /// Streams hourly forecast rows (0 location, 1 model, 2 issued_at, 3 fetched_at, 4 valid_time, then variables).
-    func forEachHourlyForecast(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void)
-        throws
-    /// Streams daily forecast rows.
-    func forEachDailyForecast(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void)
-        throws
-    /// Streams observation rows.
-    func forEachObservation(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void)
+    /// Streams hourly forecast rows, by location, issue time and valid time.
+    func forEachHourlyForecast(
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (HourlyForecastRow) throws -> Void
+    ) throws
+    /// Streams daily forecast rows, by location, issue time and date.
+    func forEachDailyForecast(
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (DailyForecastRow) throws -> Void
+    ) throws
+    /// Streams observation rows, by location, time and source.
+    func forEachObservation(_ variables: [Variable], _ filter: ExportFilter, _ visit: (ObservationRow) throws -> Void)
         throws
 }
 
@@ -241,5 +239,3 @@ public enum SummedPairs {
     /// The threshold (mm) at which the 2x2 and Brier sums are kept.
     public static let threshold = 0.1
 }
-
-extension SQLiteStore: Store {}

@@ -4,6 +4,7 @@ import WxCore
 import WxReplay
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 

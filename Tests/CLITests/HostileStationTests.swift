@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 /// Issue #26 items 6 and 10 through the binary: station files built to crash, hang or confuse.
 @Suite("Hostile station files through the binary")

@@ -6,6 +6,7 @@ import WxSQLite
 
 @testable import WxCLI
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// Issue 11: hostile neighbours and odd files. Another local user must not be able to make wxdb
 /// overwrite a file, a schedule must not stop or replace another, odd paths get a clear answer.

@@ -3,6 +3,7 @@ import Testing
 import WxCore
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 /// UTC seconds of a civil time.
 private func utc(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int = 0) -> Int64 {

@@ -4,6 +4,7 @@ import WxCore
 
 @testable import WxCLI
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// A generated history: 10 runs every 6 h, each with 16 days of hourly forecasts (plus 6 past
 /// hours), where forecast = truth + bias(lead) + deterministic noise, and a station observing the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCore
 

@@ -11,6 +11,7 @@ import WxSQLite
 
 @testable import WxCLI
 @testable import WxStore
+@testable import WxStoreSQLite
 
 // MARK: - Deterministic randomness
 
@@ -589,7 +590,7 @@ enum SQLInterpolationScan {
 
     /// Interpolated expressions that only ever carry fixed SQL: identifiers from code, never values.
     static let allowed: Set<String> = [
-        "Self.locationColumns",  // a constant column list (Store/Locations.swift)
+        "Self.locationColumns",  // a constant column list (StoreSQLite/Locations.swift)
         "name",  // savepoint name wxdb_spN (SQLite/Database.swift)
         "location", "time", "model", "source",  // column names passed by code to ExportFilter.whereClause
         "whereClause",  // built by ExportFilter.whereClause from those fixed fragments and `?` placeholders

@@ -5,6 +5,7 @@ import WxCore
 
 @testable import WxCLI
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// A history for the report: runs every 6 h from `start` for `days` days, each forecasting 6 past
 /// hours and `horizonHours` ahead for every model, and a station observing every hour up to the

@@ -3,6 +3,7 @@ import Testing
 import WxCore
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 // The source databases here are built with the projects' own table definitions:
 // - weewx: the `archive` table as weewx's manager.py creates it from bin/schemas/wview_extended.py

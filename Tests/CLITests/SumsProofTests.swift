@@ -5,6 +5,7 @@ import WxQueries
 @testable import WxCore
 @testable import WxSQLite
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// Issue 15 point 2: the scores `query verify` reads from the kept sums are the ones the pairs give,
 /// after every kind of write that changes pairs, to 1e-9.

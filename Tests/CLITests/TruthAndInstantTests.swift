@@ -3,6 +3,7 @@ import Testing
 import WxCore
 import WxSQLite
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 

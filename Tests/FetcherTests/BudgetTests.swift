@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxFetcher
 import WxStore
+import WxStoreSQLite
 
 /// The free-tier budget read from the fetch log (issue 11, point 6 and 17).
 @Suite("Rate budget")

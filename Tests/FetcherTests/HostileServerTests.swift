@@ -10,6 +10,7 @@ import WxSQLite
 @testable import WxCore
 @testable import WxFetcher
 @testable import WxStore
+@testable import WxStoreSQLite
 
 /// Records the waits an `HTTPClient` asks for and returns at once.
 final class RecordingSleeper: @unchecked Sendable {

@@ -9,6 +9,7 @@ import WxReplay
 import WxSQLite
 
 @testable import WxStore
+@testable import WxStoreSQLite
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

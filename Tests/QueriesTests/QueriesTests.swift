@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import WxStore
+import WxStoreSQLite
 
 @testable import WxCore
 @testable import WxQueries

@@ -4,6 +4,7 @@ import Testing
 
 @testable import WxSQLite
 @testable import WxStore
+@testable import WxStoreSQLite
 
 @Suite("Migration 0009: single_run as an issue-time source and a fetch kind")
 struct SingleRunMigrationTests {

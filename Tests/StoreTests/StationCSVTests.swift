@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import WxStore
+@testable import WxStoreSQLite
 
 @Suite("Station CSV parsing")
 struct StationCSVTests {

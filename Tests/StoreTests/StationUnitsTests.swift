@@ -1,6 +1,7 @@
 import Testing
 import WxCore
 import WxStore
+import WxStoreSQLite
 
 @Suite("Station units to wxdb's metric units")
 struct StationUnitsTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import WxCore
 @testable import WxSQLite
 @testable import WxStore
+@testable import WxStoreSQLite
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()

@@ -4,6 +4,7 @@ import Testing
 @testable import WxCore
 @testable import WxSQLite
 @testable import WxStore
+@testable import WxStoreSQLite
 
 @Suite("Verification summaries: the scores' declared sums are the table")
 struct SummariesTests {

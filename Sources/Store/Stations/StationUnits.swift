@@ -53,7 +53,7 @@ public enum StationUnits {
 
     /// Multipliers to wxdb's unit: weewx's own factors (`units.py`: 1 inHg = 1/0.0295299875 mbar,
     /// 1 mph = 1.609344 km/h, 1 inch = 25.4 mm) and Home Assistant's symbols.
-    static let factors: [Quantity: [String: Double]] = [
+    public static let factors: [Quantity: [String: Double]] = [
         .temperature: ["°C": 1, "degree_C": 1, "C": 1],
         .percent: ["%": 1, "percent": 1],
         .pressure: [

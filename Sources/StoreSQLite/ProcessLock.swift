@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WxStore
 
 #if canImport(Glibc)
     import Glibc

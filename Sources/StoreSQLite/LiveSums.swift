@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 // verification_summaries kept current at write time (issue #15).
 //
@@ -71,14 +72,46 @@ struct SumsDelta {
     }
 }
 
+/// Who keeps the sums of the pairs a write changes: the write itself, or a bulk write around it
+/// that keeps them for its whole scope (once, instead of once per row or response it writes).
+enum SumsKeeping {
+    /// Every write keeps the sums of the pairs it changes (outside any bulk write).
+    case eachWrite
+    /// The enclosing write keeps every pair's sums itself: the writes inside it keep none.
+    case enclosingWrite
+    /// The enclosing write keeps the sums of the pairs of these spans' observations; the writes
+    /// inside it keep the others' and leave these out.
+    case enclosingWriteKeeps([ObservationSpan])
+}
+
 extension SQLiteStore {
+    /// Runs `write` with its pairs' sums kept as `scope` says, then restores the scope around it.
+    func keeping<T>(_ scope: SumsKeeping, _ write: () throws -> T) rethrows -> T {
+        let outer = sumsKeeping
+        sumsKeeping = scope
+        defer { sumsKeeping = outer }
+        return try write()
+    }
+
+    /// Whether the write running now keeps its pairs' sums itself.
+    var keepsSums: Bool {
+        if case .enclosingWrite = sumsKeeping { return false }
+        return true
+    }
+
+    /// The spans whose pairs' sums an enclosing write keeps (the writes inside leave them out).
+    var sumsKeptOutside: [ObservationSpan] {
+        if case .enclosingWriteKeeps(let spans) = sumsKeeping { return spans }
+        return []
+    }
+
     /// The variables whose pairs are summed (`SummedPairs.variables`).
     public static var summedVariables: [Variable] { SummedPairs.variables }
     /// The threshold (mm) at which the 2x2 and Brier sums are kept (`SummedPairs.threshold`).
     public static var summedThreshold: Double { SummedPairs.threshold }
 
     /// Runs `write`, keeping the sums of the pairs in `scope` current: subtracted before, added after.
-    /// Inside a bulk write that keeps the sums itself (`keepingSums == false`) it only runs `write`.
+    /// Inside a bulk write that keeps the sums itself (`SumsKeeping.enclosingWrite`) it only runs `write`.
     func keepingSums<T>(_ scope: PairScope, _ write: () throws -> T) throws -> T {
         guard keepsSums else { return try write() }
         var before = SumsDelta()
@@ -441,7 +474,7 @@ extension SQLiteStore {
 struct PairSummer {
     let store: SQLiteStore
     let timezone: String
-    /// Pairs left out: an enclosing write keeps their sums (`Store.sumsKeptOutside`).
+    /// Pairs left out: an enclosing write keeps their sums (`SumsKeeping.enclosingWriteKeeps`).
     let keptOutside: [ObservationSpan]
     var days: [Int64: (date: String, start: Int64, end: Int64)] = [:]
     var lastDay: (date: String, start: Int64, end: Int64)?
@@ -684,18 +717,6 @@ struct SpanForecasts {
             }
         }
     }
-}
-
-/// What `wxdb doctor --deep` found comparing the kept sums with the sums recomputed from the rows.
-public struct SumsCheck: Sendable, Equatable {
-    /// Groups (location, model, source, variable, lead bucket, day) compared.
-    public var checked = 0
-    /// Groups some pruned run may have had pairs in: their rows are gone, so they cannot be recomputed.
-    public var notCheckable = 0
-    /// Groups whose kept sums differ from the rows', described for a user.
-    public var differing: [String] = []
-    /// Groups rewritten from the rows (with `repair`).
-    public var repaired = 0
 }
 
 extension SQLiteStore {

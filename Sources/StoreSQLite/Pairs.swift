@@ -1,25 +1,9 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 // Forecast/observation pairs, read through the `forecast_observation_pairs` view and streamed to a
 // visitor one row at a time. Column names come from `Variables` only (see `hourlyColumn`).
-
-/// Which pairs to read: one location and source, valid times in `[from, to)`, one model or all.
-public struct PairFilter: Sendable {
-    public var locationID: Int64
-    public var source: String
-    public var from: Int64?
-    public var to: Int64?
-    public var model: String?
-
-    public init(locationID: Int64, source: String, from: Int64? = nil, to: Int64? = nil, model: String? = nil) {
-        self.locationID = locationID
-        self.source = source
-        self.from = from
-        self.to = to
-        self.model = model
-    }
-}
 
 extension SQLiteStore {
     /// The bounds of `variable`'s `PhysicalRange` as two bound values, for `BETWEEN ? AND ?`: a value
@@ -31,12 +15,11 @@ extension SQLiteStore {
     }
 
     /// Streams every pair of `forecast` with the observation of `observed` at its valid time (they
-    /// differ for a probability scored against another variable's event). Columns: 0 model,
-    /// 1 issued_at, 2 valid_time, 3 forecast, 4 observed. The persistence reference of each issue
-    /// time is `persistenceReferences`.
+    /// differ for a probability scored against another variable's event). The persistence reference
+    /// of each issue time is `persistenceReferences`.
     public func forEachVerificationPair(
         forecast: Variable, observed: Variable, _ filter: PairFilter,
-        _ visit: (StoredRow) throws -> Void
+        _ visit: (VerificationPair) throws -> Void
     ) throws {
         let forecastColumn = try Self.hourlyColumn(forecast.name)
         let observedColumn = try Self.hourlyColumn(observed.name)
@@ -55,7 +38,14 @@ extension SQLiteStore {
                 filter.model.sqlValue, filter.model.sqlValue
             ] + Self.possible(forecast) + Self.possible(observed))
         defer { statement.reset() }
-        while let row = try statement.step() { try visit(StoredRow(row)) }
+        while let row = try statement.step() {
+            try row.withUTF8(0) { model in
+                try visit(
+                    VerificationPair(
+                        model: RowText(utf8: model), issuedAt: row.int64(1), validTime: row.int64(2),
+                        forecast: row.double(3), observed: row.double(4)))
+            }
+        }
     }
 
     /// The pairs of one model whose lead is within `[minLead, maxLead]` seconds (and below
@@ -105,9 +95,8 @@ extension SQLiteStore {
         while let row = try statement.step() { try visit(StoredRow(row)) }
     }
 
-    /// Streams the pairs of `variable` for an export (leads under `LeadRule`), oldest run first. Columns: 0 location name,
-    /// 1 model, 2 issued_at, 3 valid_time, 4 forecast, 5 observed (neither NULL).
-    public func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void)
+    /// Streams the pairs of `variable` for an export (leads under `LeadRule`), oldest run first.
+    public func forEachExportPair(_ variable: Variable, _ filter: PairFilter, _ visit: (ExportPair) throws -> Void)
         throws
     {
         let column = try Self.hourlyColumn(variable.name)
@@ -126,14 +115,21 @@ extension SQLiteStore {
             filter.model.sqlValue, .integer(LeadRule.maxSeconds)
         ])
         defer { statement.reset() }
-        while let row = try statement.step() { try visit(StoredRow(row)) }
+        while let row = try statement.step() {
+            try row.withUTF8(0) { location in
+                try row.withUTF8(1) { model in
+                    try visit(
+                        ExportPair(
+                            location: RowText(utf8: location), model: RowText(utf8: model), issuedAt: row.int64(2),
+                            validTime: row.int64(3), forecast: row.double(4), observed: row.double(5)))
+                }
+            }
+        }
     }
 
     /// Streams the pairs of `variable` and one model (`filter.model`, required) with the location's
-    /// coordinates (leads under `LeadRule`), as the `verif` format wants them. Columns: 0 issued_at, 1 valid_time, 2 latitude,
-    /// 3 longitude, 4 altitude (the location's elevation, else the model grid's; may be NULL),
-    /// 5 observed, 6 forecast.
-    public func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (StoredRow) throws -> Void) throws
+    /// coordinates (leads under `LeadRule`), as the `verif` format wants them.
+    public func forEachVerifPair(_ variable: Variable, _ filter: PairFilter, _ visit: (VerifPair) throws -> Void) throws
     {
         let column = try Self.hourlyColumn(variable.name)
         let sql = """
@@ -152,6 +148,11 @@ extension SQLiteStore {
             .integer(filter.locationID), .text(filter.source), filter.model.sqlValue,
             filter.from.sqlValue, filter.to.sqlValue, .integer(LeadRule.maxSeconds)
         ])
-        while let row = try statement.step() { try visit(StoredRow(row)) }
+        while let row = try statement.step() {
+            try visit(
+                VerifPair(
+                    issuedAt: row.int64(0), validTime: row.int64(1), latitude: row.double(2), longitude: row.double(3),
+                    altitude: row.optionalDouble(4), observed: row.double(5), forecast: row.double(6)))
+        }
     }
 }

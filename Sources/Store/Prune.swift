@@ -1,5 +1,4 @@
 import WxCore
-import WxStore
 
 /// What `wxdb prune` did.
 public struct PruneResult: Sendable, Equatable {

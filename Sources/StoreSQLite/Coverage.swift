@@ -1,15 +1,6 @@
 import WxCore
 import WxSQLite
-
-/// What the fetch log says about one hour of a location: how many fetches (or imports) stored a new
-/// run, returned content already stored, or failed.
-public struct FetchHour: Sendable, Equatable {
-    /// The hour, as Unix seconds at its start (UTC).
-    public var hour: Int64
-    public var stored: Int
-    public var repeated: Int
-    public var failed: Int
-}
+import WxStore
 
 extension SQLiteStore {
     /// The location's fetch log per UTC hour in `[from, to)`, oldest first; hours without any attempt

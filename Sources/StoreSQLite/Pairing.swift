@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 extension SQLiteStore {
     /// Whether `source` has at least one observation of `observed` that pairs with a stored

@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 /// Hourly observations from a weewx archive database (`weewx.sdb`), read strictly read-only.
 ///

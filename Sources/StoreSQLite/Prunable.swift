@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 extension SQLiteStore {
     /// The condition on `forecast_runs r` that `wxdb prune` removes rows by: issued before the

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import WxCore
 import WxSQLite
+import WxStore
 
 // The part of migration 0012 only Swift can do (see Migrations/0012_*.sql): per-model analysis
 // names, forecast and model-derived hours moved to the whole UTC hour Open-Meteo read them at, and

@@ -1,25 +1,8 @@
 import WxCore
 import WxSQLite
+import WxStore
 
-/// Which rows an export reads: one location or all, a half-open time range (runs' `issued_at` for
-/// forecasts, `time` for observations), one model or all, one observation source or all.
-public struct ExportFilter: Sendable {
-    public var locationID: Int64?
-    public var from: Int64?
-    public var to: Int64?
-    public var model: String?
-    public var source: String?
-
-    public init(
-        locationID: Int64? = nil, from: Int64? = nil, to: Int64? = nil, model: String? = nil, source: String? = nil
-    ) {
-        self.locationID = locationID
-        self.from = from
-        self.to = to
-        self.model = model
-        self.source = source
-    }
-
+extension ExportFilter {
     /// SQL conditions and their arguments; the column names are fixed strings.
     func whereClause(location: String, time: String, model: String?, source: String?) -> (String, [SQLValue]) {
         var conditions: [String] = []
@@ -49,10 +32,9 @@ public struct ExportFilter: Sendable {
 }
 
 extension SQLiteStore {
-    /// Streams hourly forecast rows, by location, run issue time and valid time. Columns:
-    /// 0 location name, 1 model, 2 issued_at, 3 fetched_at, 4 valid_time, then `variables` (5...).
+    /// Streams hourly forecast rows, by location, run issue time and valid time.
     public func forEachHourlyForecast(
-        _ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (HourlyForecastRow) throws -> Void
     ) throws {
         let columns = try variables.map { "h." + (try Self.hourlyColumn($0.name)) }
         let (whereClause, arguments) = filter.whereClause(
@@ -66,13 +48,23 @@ extension SQLiteStore {
             \(whereClause)
             ORDER BY r.location_id, r.issued_at, r.id, h.valid_time
             """
-        try stream(sql, arguments, visit)
+        var values = [Double?](repeating: nil, count: variables.count)
+        try stream(sql, arguments) { row in
+            for index in values.indices { values[index] = row.optionalDouble(5 + index) }
+            try row.withUTF8(0) { location in
+                try row.withUTF8(1) { model in
+                    try visit(
+                        HourlyForecastRow(
+                            location: RowText(utf8: location), model: RowText(utf8: model), issuedAt: row.int64(2),
+                            fetchedAt: row.int64(3), validTime: row.int64(4), values: values))
+                }
+            }
+        }
     }
 
-    /// Streams daily forecast rows, by location, run issue time and date. Columns: 0 location name,
-    /// 1 model, 2 issued_at, 3 fetched_at, 4 date, then `variables` (5...; instants as unixtime).
+    /// Streams daily forecast rows, by location, run issue time and date.
     public func forEachDailyForecast(
-        _ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (DailyForecastRow) throws -> Void
     ) throws {
         let columns = try variables.map { variable in
             guard let name = Variables.dailyNames.first(where: { $0 == variable.name }) else {
@@ -90,14 +82,32 @@ extension SQLiteStore {
             \(whereClause)
             ORDER BY r.location_id, r.issued_at, r.id, d.date
             """
-        try stream(sql, arguments, visit)
+        let instants = variables.map { $0.quantity == .instant }
+        var values = [Double?](repeating: nil, count: variables.count)
+        try stream(sql, arguments) { row in
+            for index in values.indices {
+                // An instant is an integer unixtime, read as one (exact in a Double).
+                values[index] =
+                    instants[index] ? row.optionalInt64(5 + index).map(Double.init) : row.optionalDouble(5 + index)
+            }
+            try row.withUTF8(0) { location in
+                try row.withUTF8(1) { model in
+                    try row.withUTF8(4) { date in
+                        try visit(
+                            DailyForecastRow(
+                                location: RowText(utf8: location), model: RowText(utf8: model),
+                                issuedAt: row.int64(2), fetchedAt: row.int64(3), date: RowText(utf8: date),
+                                values: values))
+                    }
+                }
+            }
+        }
     }
 
-    /// Streams observation rows, by location, time and source. Columns: 0 location name, 1 source,
-    /// 2 time, then `variables` (3...).
-    public func forEachObservation(_ variables: [Variable], _ filter: ExportFilter, _ visit: (StoredRow) throws -> Void)
-        throws
-    {
+    /// Streams observation rows, by location, time and source.
+    public func forEachObservation(
+        _ variables: [Variable], _ filter: ExportFilter, _ visit: (ObservationRow) throws -> Void
+    ) throws {
         let columns = try variables.map { "o." + (try Self.hourlyColumn($0.name)) }
         let (whereClause, arguments) = filter.whereClause(
             location: "o.location_id", time: "o.time", model: nil, source: "o.source")
@@ -108,13 +118,24 @@ extension SQLiteStore {
             \(whereClause)
             ORDER BY o.location_id, o.time, o.source
             """
-        try stream(sql, arguments, visit)
+        var values = [Double?](repeating: nil, count: variables.count)
+        try stream(sql, arguments) { row in
+            for index in values.indices { values[index] = row.optionalDouble(3 + index) }
+            try row.withUTF8(0) { location in
+                try row.withUTF8(1) { source in
+                    try visit(
+                        ObservationRow(
+                            location: RowText(utf8: location), source: RowText(utf8: source), time: row.int64(2),
+                            values: values))
+                }
+            }
+        }
     }
 
     /// Runs a query that is made once (not cached) and hands each row to `visit`.
-    func stream(_ sql: String, _ arguments: [SQLValue], _ visit: (StoredRow) throws -> Void) throws {
+    func stream(_ sql: String, _ arguments: [SQLValue], _ visit: (Row) throws -> Void) throws {
         let statement = try db.makeStatement(sql)
         try statement.bind(arguments)
-        while let row = try statement.step() { try visit(StoredRow(row)) }
+        while let row = try statement.step() { try visit(row) }
     }
 }

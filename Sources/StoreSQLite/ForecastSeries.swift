@@ -1,13 +1,6 @@
 import WxCore
 import WxSQLite
-
-/// One model run's forecast for one hour.
-public struct ForecastValue: Sendable, Equatable {
-    public var model: String
-    public var issuedAt: Int64
-    public var validTime: Int64
-    public var value: Double
-}
+import WxStore
 
 extension SQLiteStore {
     /// Streams the non-null forecasts of `model` for one hourly variable whose lead in hours lies in

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import WxCore
 import WxSQLite
+import WxStore
 
 #if canImport(Glibc)
     import Glibc
@@ -20,11 +21,9 @@ public final class SQLiteStore {
     /// Why the database was opened read-only (for a reading command on a file the user cannot
     /// write), or nil when it is writable.
     public private(set) var readOnlyReason: String?
-    /// Whether writes keep `verification_summaries` current pair by pair (see LiveSums.swift); off
-    /// inside a bulk write that keeps them for its whole scope itself.
-    var keepsSums = true
-    /// Pairs whose sums an enclosing write keeps itself (`storeAll`): every other write's sums leave them out.
-    var sumsKeptOutside: [ObservationSpan] = []
+    /// Who keeps `verification_summaries` current for the write running now (see LiveSums.swift):
+    /// set only by `keeping(_:_:)`, which a bulk write wraps around what it writes.
+    var sumsKeeping = SumsKeeping.eachWrite
 
     /// Why a database could not be opened, said so a user knows what to do.
     public enum OpenError: Error, CustomStringConvertible {
@@ -249,3 +248,6 @@ public func defaultDatabasePath(environment: [String: String] = ProcessInfo.proc
 // Stated, not just implied: a store is used from one thread at a time (see `Store`).
 @available(*, unavailable)
 extension SQLiteStore: Sendable {}
+
+/// The SQLite engine fills the interface every command uses.
+extension SQLiteStore: Store {}

@@ -1,28 +1,13 @@
 import FoundationEssentials
 import WxCore
 import WxSQLite
+import WxStore
 
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// What the store holds about one location's fetching, for `stats` and `locations list`.
-public struct LocationActivity: Sendable, Equatable {
-    public var runs: Int
-    public var fetches: Int
-    /// Fetches whose content equalled a run already stored.
-    public var repeated: Int
-    public var failed: Int
-    public var observations: Int
-    /// The last attempt that did not fail.
-    public var lastFetch: Int64?
-
-    /// A location with nothing stored yet.
-    public static let none = LocationActivity(
-        runs: 0, fetches: 0, repeated: 0, failed: 0, observations: 0, lastFetch: nil)
-}
 
 extension SQLiteStore {
     /// The tables `tableCounts` reports, in that order.

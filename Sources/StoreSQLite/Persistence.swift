@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 extension SQLiteStore {
     /// The persistence reference of every issue time of the location's runs (of `model`, when

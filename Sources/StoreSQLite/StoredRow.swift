@@ -1,4 +1,5 @@
 import WxSQLite
+import WxStore
 
 /// One row a `Store` method streams to a visitor: read its columns by position while the visitor
 /// runs (it is only valid until the next row). The accessors are inlined into the caller, so a

@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 /// Hourly observations from Home Assistant's recorder database (`home-assistant_v2.db`), read
 /// strictly read-only from its long-term statistics.

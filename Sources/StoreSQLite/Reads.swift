@@ -1,38 +1,9 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 // Reads the queries build their reports from. Every column name that goes into SQL text comes
 // from `Variables` (never from user input), checked by `hourlyColumn`.
-
-/// One stored forecast run of a location, as `wxdb query runs` lists it.
-public struct RunSummary: Sendable, Equatable {
-    public var id: Int64
-    public var model: String
-    /// Model initialisation time, or the first fetch of the content (see `issuedAtSource`).
-    public var issuedAt: Int64
-    /// `model_run` or `first_fetch`.
-    public var issuedAtSource: String
-    /// First and last successful fetch that returned this content.
-    public var firstFetch: Int64
-    public var lastFetch: Int64
-    /// Fetches after the first that returned the same content (fetch_log outcome `repeated`).
-    public var repeats: Int
-    public var firstValidTime: Int64?
-    public var lastValidTime: Int64?
-    /// Hours the run had when stored (its rows are gone once pruned).
-    public var hourCount: Int
-    /// When `wxdb prune` removed the run's hourly and daily rows (its scores live on in
-    /// `verification_summaries`); nil while the rows are stored.
-    public var prunedAt: Int64?
-}
-
-/// One run's value of a variable for one valid hour (`Store.forecasts(locationID:validTime:...)`).
-public struct HourForecast: Sendable, Equatable {
-    public var runID: Int64
-    public var model: String
-    public var issuedAt: Int64
-    public var value: Double?
-}
 
 extension SQLiteStore {
     /// The SQL column of an hourly variable, taken from the fixed list only.
