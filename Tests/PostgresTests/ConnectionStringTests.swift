@@ -1,3 +1,5 @@
+import Foundation
+import TestSupport
 import Testing
 
 @testable import WxPostgres
@@ -103,5 +105,20 @@ struct CopyFormatTests {
         for value in [0.1, -2.5e-300, Double.infinity, -Double.infinity, Double.nan] { writer.append(value) }
         try writer.endRow()
         #expect(String(decoding: writer.pending, as: UTF8.self) == "0.1\t-2.5e-300\tInfinity\t-Infinity\tNaN\n")
+    }
+}
+
+@Suite("libpq is opened when used, not linked")
+struct LibPQLinkTests {
+    @Test(
+        "the binary holding WxPostgres does not list libpq among its libraries (it is opened at the first connection)",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd"), "needs ldd (Linux)"))
+    func notLinked() throws {
+        // This test binary links every module wxdb does, CLibPQ included; a `link "pq"` in the
+        // module map (or a pkgConfig on the target) would put libpq here and into wxdb.
+        let result = try Subprocess.run("/usr/bin/ldd", [CommandLine.arguments[0]])
+        let libraries = String(decoding: result.output, as: UTF8.self)
+        #expect(libraries.contains("libc.so"), "ldd printed: \(libraries)")
+        #expect(!libraries.contains("libpq"), "libpq is linked: \(libraries)")
     }
 }

@@ -19,8 +19,9 @@ private enum Sources {
 
 @Suite("Layering: SQL lives in the store, Package.swift tells the truth")
 struct LayeringTests {
-    /// The folders allowed to hold SQL (the C wrapper, the SQLite engine, the PostgreSQL client and engine, the readers of other
-    /// programs' SQLite files); nothing else is allow-listed, the engine-neutral Sources/Store included.
+    /// The folders allowed to hold SQL (the C wrapper, the SQLite engine, the readers of other
+    /// programs' SQLite files, the PostgreSQL client and engine); nothing else is allow-listed, the
+    /// engine-neutral Sources/Store included.
     static let sqlHomes = ["SQLite/", "StoreSQLite/", "StationFiles/", "Postgres/", "PostgresStore/"]
 
     @Test("no Swift file outside Sources/SQLite, StoreSQLite and StationFiles contains an SQL statement")
