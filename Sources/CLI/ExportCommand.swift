@@ -13,10 +13,10 @@ enum ExportCommand {
     static var command: Command {
         Command(
             name: "export",
-            abstract: "Write stored runs, observations or forecast/observed pairs as CSV.",
+            abstract: "Write stored runs, ensemble members, observations or forecast/observed pairs as CSV.",
             discussion: """
                 CSV is RFC 4180 (header row, CRLF, UTF-8) with ISO 8601 UTC times; a missing value is an
-                empty cell. --from/--to (both inclusive) select runs by issued_at (hourly, daily), observations
+                empty cell. --from/--to (both inclusive) select runs by issued_at (hourly, daily, members), observations
                 by time, and pairs by valid_time; bare dates are in the location's time zone (UTC without --location).
                 """,
             subcommands: ExportRequest.Kind.allCases.map(subcommand)
@@ -42,7 +42,7 @@ enum ExportCommand {
         static func table(_ kind: ExportRequest.Kind) -> [Opt<Options>] {
             let filtered: String
             switch kind {
-            case .hourly, .daily: filtered = "runs issued"
+            case .hourly, .daily, .members: filtered = "runs issued"
             case .observations: filtered = "observations"
             case .pairs: filtered = "forecast hours valid"
             }
@@ -56,7 +56,10 @@ enum ExportCommand {
                     .list(
                         "var", "variable", kind == .pairs ? "Variables to pair." : "Only these variables' columns.",
                         default: kind == .pairs ? "temperature_2m" : "all",
-                        completions: kind == .daily ? Variables.dailyNames : Variables.hourlyNames, \.variables)
+                        completions: kind == .daily
+                            ? Variables.dailyNames
+                            : kind == .members ? EnsembleModels.variables.map(\.name) : Variables.hourlyNames,
+                        \.variables)
                 ]
             if kind == .pairs {
                 table.append(
@@ -82,7 +85,11 @@ enum ExportCommand {
         func validate() throws {
             try range.validate()
             do {
-                _ = try Exporter.validate(variables, daily: kind == .daily)
+                if kind == .members {
+                    _ = try Exporter.validateMembers(variables)
+                } else {
+                    _ = try Exporter.validate(variables, daily: kind == .daily)
+                }
             } catch let error as ExportError {
                 if case .unknownVariable(let name, let allowed) = error {
                     throw UsageError(
@@ -90,6 +97,11 @@ enum ExportCommand {
                             + "; it has: \(allowed.joined(separator: ", "))")
                 }
                 throw error
+            }
+            if kind == .members, let model, !EnsembleModels.isEnsemble(model) {
+                throw UsageError(
+                    "--model \(model) is not an ensemble model" + Suggest.phrase(model, among: EnsembleModels.names)
+                        + "; export hourly has deterministic runs")
             }
             if format.format == .verif && location.name == nil {
                 throw UsageError("--format verif needs --location (a verif file holds one location)")
@@ -114,6 +126,7 @@ enum ExportCommand {
         case .daily: abstract = "Every stored day of every run."
         case .observations: abstract = "Stored observations."
         case .pairs: abstract = "Each run's forecast beside the observation at its valid time."
+        case .members: abstract = "Every stored ensemble member value, one row per run, variable, hour and member."
         }
         // One options struct for the four exports; each offers only the options it uses.
         return Command(
@@ -168,7 +181,7 @@ enum ExportCommand {
             let rows = try Exporter(store: store).write(request, to: csv)
             guard rows > 0 else {
                 throw CLIError(
-                    "nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
+                    "nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : kind == .members ? "ensemble runs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
                 )
             }
             try output.commit()

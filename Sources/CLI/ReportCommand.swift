@@ -63,7 +63,8 @@ enum ReportCommand {
             abstract: "Write one self-contained HTML page of charts: errors by lead, convergence, trends, coverage.",
             discussion: """
                 The page has inline CSS and SVG only (no script, no font or image to fetch), opens offline and prints.
-                Sections: MAE and bias by lead time per model; how the forecast for one hour (--at) converged run after
+                Sections: MAE and bias by lead time per model; for an ensemble model, CRPS beside that MAE, spread
+                against the mean's RMSE, the rank histogram and the reliability diagram; how the forecast for one hour (--at) converged run after
                 run; observed against the forecast issued --lead hours ahead, over time; precipitation's 2x2 table,
                 POD/FAR/CSI/ETS and the reliability of precipitation_probability; a calendar of hours fetched, repeated
                 and missed; and the query verify table by lead bucket. Each chart has a one-sentence finding (the
@@ -159,6 +160,9 @@ enum ReportCommand {
                 }
             }
             body += "</section>\n"
+
+            // 1b. Ensembles (issue 31), only for a location with an ensemble model.
+            body += try ensembleSection(chosen)
 
             // 2. Convergence.
             body += "<section id=\"convergence\"><h2>Forecast convergence</h2>\n"
@@ -267,6 +271,88 @@ enum ReportCommand {
             }
             body += "</section>\n"
             return Self.document(title: "\(location.name): forecast report", body: body)
+        }
+
+        /// Per ensemble model of the location: CRPS beside the deterministic models' MAE, spread against
+        /// the RMSE of the mean, the rank histogram and the reliability diagram (precipitation ≥ 0.1 mm),
+        /// from the same results `query ensemble` prints. Empty for a location without an ensemble.
+        func ensembleSection(_ chosen: [Variable]) throws -> String {
+            let models = location.models.filter(EnsembleModels.isEnsemble)
+            guard !models.isEmpty else { return "" }
+            var body = "<section id=\"ensembles\"><h2>Ensemble forecasts</h2>\n"
+            guard let ensembles = store as? any EnsembleStore else {
+                return body + missingText("This database engine does not keep ensemble members yet.") + "</section>\n"
+            }
+            guard let observed = try source ?? ObservationSources.ranked(store, locationID: location.id).first else {
+                return body
+                    + missingText(
+                        "No observations of \(location.name) are stored, so the ensemble is not scored; run 'wxdb observe backfill' first."
+                    ) + "</section>\n"
+            }
+            let precipitation = Variables.hourlyVariable(named: "precipitation")!
+            let threshold = 0.1
+            let variables = chosen.filter { EnsembleModels.variables.contains($0) }
+            func scores(_ model: String, _ variable: Variable) throws -> EnsembleVerification {
+                try EnsembleVerify.run(
+                    store: ensembles, location: location, model: model, variable: variable, source: observed,
+                    from: range.from ?? .min, to: range.to.map { $0 - 1 } ?? .max,
+                    thresholds: variable == precipitation ? [threshold] : [])
+            }
+            for model in models {
+                var reliabilityDrawn = false
+                for variable in variables {
+                    body += "<h3>\(SVG.escape(model)): \(SVG.escape(variable.name))</h3>\n"
+                    let result = try scores(model, variable)
+                    guard result.total.n > 0 else {
+                        body += missingText(
+                            "No stored run of \(model) has a member of \(variable.name) at an hour observed by \(observed) (\(result.runs) runs read)."
+                        )
+                        continue
+                    }
+                    body += finding(ensembleFinding(result))
+                    let key = "\(model)-\(variable.name)"
+                    body += figure(
+                        EnsembleChartViews.crps(
+                            result, deterministic: try? verify(variable, .model), units: units, id: "ens-crps-\(key)"))
+                    body += figure(EnsembleChartViews.spreadSkill(result, units: units, id: "ens-spread-\(key)"))
+                    body += figure(EnsembleChartViews.rankHistogram(result, id: "ens-ranks-\(key)"))
+                    if let events = result.events.first, events.n > 0 {
+                        body += figure(EnsembleChartViews.reliability(events, result, id: "ens-reliability-\(model)"))
+                        reliabilityDrawn = true
+                    }
+                }
+                // The reliability diagram is of an event, and precipitation has the natural one.
+                if !reliabilityDrawn {
+                    let result = try scores(model, precipitation)
+                    body += "<h3>\(SVG.escape(model)): precipitation ≥ \(formatNumber(threshold, places: 1)) mm</h3>\n"
+                    if let events = result.events.first, events.n > 0 {
+                        body += figure(EnsembleChartViews.reliability(events, result, id: "ens-reliability-\(model)"))
+                    } else {
+                        body += missingText(
+                            "No stored run of \(model) has precipitation members at an hour observed by \(observed), so there is no reliability diagram."
+                        )
+                    }
+                }
+            }
+            return body + "</section>\n"
+        }
+
+        func ensembleFinding(_ result: EnsembleVerification) -> String {
+            let variable = Variables.hourlyVariable(named: result.variable)!
+            let unit = units.unit(variable.quantity)
+            func shown(_ value: Double?) -> String {
+                value.map { "\(formatNumber(units.convertDifference($0, variable.quantity), places: 2)) \(unit)" }
+                    ?? "n/a"
+            }
+            let s = result.total
+            var sentence =
+                "Over \(s.n) cases from \(result.runs) run(s), \(result.model)'s CRPS is \(shown(s.crps)) (fair \(shown(s.fairCRPS))), the RMSE of its mean \(shown(s.meanRMSE)) and its spread \(shown(s.spread))"
+            if let ratio = s.spreadSkillRatio {
+                sentence +=
+                    "; spread-skill ratio \(formatNumber(ratio, places: 2)) ("
+                    + (ratio < 0.9 ? "under-dispersive" : ratio > 1.1 ? "over-dispersive" : "about right") + ")"
+            }
+            return sentence + "."
         }
 
         func unit(_ result: VerifyResult) -> String {

@@ -3,14 +3,14 @@ import WxStore
 
 /// What `wxdb export` writes, and how it is narrowed.
 public struct ExportRequest: Sendable {
-    public enum Kind: String, Sendable, CaseIterable { case hourly, daily, observations, pairs }
+    public enum Kind: String, Sendable, CaseIterable { case hourly, daily, observations, pairs, members }
     public enum Format: String, Sendable { case csv, verif }
 
     public var kind: Kind
     public var format: Format = .csv
     /// Only this location (all when nil).
     public var locationID: Int64?
-    /// Half-open time range: runs' `issued_at` for hourly/daily, `time` for observations,
+    /// Half-open time range: runs' `issued_at` for hourly/daily/members, `time` for observations,
     /// `valid_time` for pairs.
     public var from: Int64?
     public var to: Int64?
@@ -30,6 +30,7 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
     case verifNeedsOneVariable
     case verifNeedsOneLocation
     case noObservations(location: String)
+    case noEnsembleStore
 
     public var description: String {
         switch self {
@@ -40,6 +41,8 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
         case .verifNeedsOneLocation:
             return
                 "--format verif needs --location (a verif file holds one location and one model)"
+        case .noEnsembleStore:
+            return "this database engine does not keep ensemble members yet; use a SQLite database"
         case .noObservations(let location):
             return
                 "no observations stored for \(location), so there are no pairs; run 'wxdb observe backfill' or 'wxdb observe import' first"
@@ -73,6 +76,18 @@ public struct Exporter {
         case .daily: return try writeDaily(request, csv)
         case .observations: return try writeObservations(request, csv)
         case .pairs: return request.format == .verif ? try writeVerif(request, csv) : try writePairs(request, csv)
+        case .members: return try writeMembers(request, csv)
+        }
+    }
+
+    /// Checks ensemble variable names (the continuous hourly ones members are kept for); canonical spelling.
+    public static func validateMembers(_ names: [String]) throws -> [Variable] {
+        let allowed = EnsembleModels.variables.map(\.name)
+        return try names.map { name in
+            guard let variable = Variables.hourlyVariable(named: name), allowed.contains(variable.name) else {
+                throw ExportError.unknownVariable(name, allowed: allowed)
+            }
+            return variable
         }
     }
 
@@ -235,6 +250,48 @@ public struct Exporter {
                     "\(row.issuedAt) \(plain(lead)) \(location.id) \(plain(row.latitude)) \(plain(row.longitude)) \(plain(row.altitude ?? 0)) \(plain(row.observed)) \(plain(row.forecast))\n"
                 )
                 rows += 1
+            }
+        }
+        try csv.flush()
+        return rows
+    }
+
+    /// Every stored member value in long form, one row per (run, variable, hour, member): runs by
+    /// location, model and issue time; member 0 is the control. A missing member is an empty value.
+    /// One run's blob of one variable is decoded at a time, so memory stays at one run's hours × members.
+    func writeMembers(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
+        guard let ensembles = store as? any EnsembleStore else { throw ExportError.noEnsembleStore }
+        let variables =
+            request.variables.isEmpty ? EnsembleModels.variables : try Self.validateMembers(request.variables)
+        csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "member", "value"])
+        let models = request.model.map { [$0] } ?? EnsembleModels.names
+        var rows = 0
+        for location in try store.locations() where request.locationID == nil || location.id == request.locationID {
+            for model in models {
+                for run in try ensembles.ensembleRuns(locationID: location.id, model: model) {
+                    if let from = request.from, run.issuedAt < from { continue }
+                    if let to = request.to, run.issuedAt >= to { continue }
+                    for variable in variables {
+                        guard let members = try ensembles.ensembleMembers(runID: run.id, variable: variable.name)
+                        else { continue }
+                        for (hour, values) in members.enumerated() {
+                            let time = run.firstValidTime + Int64(hour) * 3600
+                            for (member, value) in values.enumerated() {
+                                csv.text(location.name)
+                                csv.text(model)
+                                csv.isoUTC(run.issuedAt)
+                                csv.isoUTC(time)
+                                csv.number(Double(time - run.issuedAt) / 3600)
+                                csv.text(variable.name)
+                                csv.integer(Int64(member))
+                                // Float's shortest digits (18.3), not its binary expansion as a Double (18.299999237...).
+                                csv.number(value.isFinite ? Double(value.description) : nil)
+                                csv.endRow()
+                                rows += 1
+                            }
+                        }
+                    }
+                }
             }
         }
         try csv.flush()
