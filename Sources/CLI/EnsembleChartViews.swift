@@ -40,7 +40,7 @@ enum EnsembleChartViews {
         }
         var chart = LineChart(
             id: id,
-            title: "\(result.variable): CRPS of \(result.model) and MAE of the deterministic models by lead time",
+            title: "\(result.variable): ensemble CRPS and deterministic MAE by lead time",
             description:
                 "CRPS (empirical CDF of the members) of \(result.model) by lead time bucket against \(result.source), beside the MAE of each deterministic model (dashed; a single forecast's CRPS is its absolute error, lower is better); the numbers under the axis are the ensemble's cases behind each point. The deterministic models are scored on their own pairs, not only on the hours the ensemble has.",
             xTitle: "lead time", yTitle: "CRPS or MAE (\(unit))", series: series)
@@ -67,7 +67,7 @@ enum EnsembleChartViews {
             }
         }
         var chart = LineChart(
-            id: id, title: "\(result.variable): spread of \(result.model) against the RMSE of its mean",
+            id: id, title: "\(result.variable): ensemble spread and RMSE of the ensemble mean",
             description:
                 "The ensemble spread (root of the mean member variance) and the RMSE of the ensemble mean against \(result.source), by lead time bucket; for a reliable ensemble they are about equal, a spread below the RMSE is an under-dispersive (over-confident) ensemble. The numbers under the axis are the cases behind each point.",
             xTitle: "lead time", yTitle: "\(unit)",
@@ -100,19 +100,25 @@ enum EnsembleChartViews {
                     flat.pValue) + (flat.pValue < 0.01 ? " (not flat at 1%)." : " (flat at 1%).")
         }
         var chart = LineChart(
-            id: id, title: "\(result.variable): rank histogram of \(result.model)",
+            id: id,
+            title: "\(result.variable): rank histogram of \(result.model) (\(max(counts.count - 1, 0)) members)",
             description:
                 "How often the observation (\(result.source)) fell at each rank among the sorted members (ties split equally, cases with a missing member left out: \(result.total.rankLeftOut)); a reliable ensemble is flat at the grey line, a U shape is under-dispersive, a hump over-dispersive, a slope biased."
                 + flatness,
             xTitle: "rank of the observation among the members", yTitle: "relative frequency",
             series: [ChartSeries(name: "observed rank", points: points, colour: .palette(0))])
-        if !counts.isEmpty { chart.referenceY = [1 / Double(counts.count)] }
+        if !counts.isEmpty {
+            chart.referenceY = [1 / Double(counts.count)]
+            chart.xDomain = 1...Double(max(counts.count, 2))
+        }
         chart.yDomain = 0...max(2 / Double(max(counts.count, 1)), (points.map(\.y).max() ?? 0) * 1.1)
         return chart
     }
 
     /// Member fractions forecasting the event against how often it happened, in ten bins.
     static func reliability(_ events: EnsembleEventScores, _ result: EnsembleVerification, id: String) -> LineChart {
+        // Thresholds are in stored (metric) units, as `query ensemble --threshold` takes them.
+        let stored = Variables.hourlyVariable(named: result.variable).map { UnitSystem.metric.unit($0.quantity) } ?? ""
         let points = events.reliability.map { row in
             ChartPoint(
                 x: row.meanForecast * 100, y: row.observedFrequency * 100, n: row.cases,
@@ -123,7 +129,7 @@ enum EnsembleChartViews {
         var chart = LineChart(
             id: id,
             title:
-                "\(result.variable) ≥ \(formatNumber(events.threshold, places: 3)): reliability of \(result.model)",
+                "\(result.variable) ≥ \(formatNumber(events.threshold, places: 3)) \(stored): reliability of \(result.model)",
             description:
                 "The fraction of members forecasting the event, in bins of 10 %, against how often \(result.source) observed it; points on the diagonal are reliable, the numbers under the axis are the cases in each bin."
                 + String(printf: " Fair Brier score %.4f over %d cases.", events.fairBrier ?? .nan, events.n),
