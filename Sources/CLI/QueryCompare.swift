@@ -98,8 +98,8 @@ enum QueryCompare {
             .init("n", .integer, label: "hours"),
             .init("days", .integer, only: [.csv, .json]),
             // A and B, named once in the title: two model names in four headers made the table wide.
-            .init("mae_a", .number(places: 2), label: "MAE A", unit: unit, only: [.table, .csv]),
-            .init("mae_b", .number(places: 2), label: "MAE B", unit: unit, only: [.table, .csv]),
+            .init("mae_a", .number(places: 2), label: "\(result.lossName(a)) A", unit: unit, only: [.table, .csv]),
+            .init("mae_b", .number(places: 2), label: "\(result.lossName(b)) B", unit: unit, only: [.table, .csv]),
             .init("rmse_a", .number(places: 2), label: "RMSE A", unit: unit, only: [.table, .csv]),
             .init("rmse_b", .number(places: 2), label: "RMSE B", unit: unit, only: [.table, .csv]),
             .init("mae", .number(places: 2), only: [.json]), .init("rmse", .number(places: 2), only: [.json]),
@@ -146,11 +146,16 @@ enum QueryCompare {
             ("models", .array([.string(a), .string(b)])),
             ("unit", .string(unit)), ("method", .string(result.method.rawValue)), ("headline", .string(result.headline))
         ]
+        // Only beside an ensemble, so a deterministic pair's JSON is as it was.
+        if !result.ensembleModels.isEmpty {
+            report.meta.append(
+                ("loss", .array([.string(result.lossName(a).lowercased()), .string(result.lossName(b).lowercased())])))
+        }
         report.trailer = [("notes", .array(result.notes.map { .string($0) }))]
         let definition =
             result.method == .hac
-            ? "diff = MAE \(a) − MAE \(b) on matched hours"
-            : "diff = mean over days of the day's MAE \(a) − MAE \(b) (HLN)"
+            ? "diff = \(result.lossName(a)) \(a) − \(result.lossName(b)) \(b) on matched hours"
+            : "diff = mean over days of the day's \(result.lossName(a)) \(a) − \(result.lossName(b)) \(b) (HLN)"
         report.title =
             result.headline + "\n"
             + "\(location.name), \(result.variable.name) against \(result.source) observations; A = \(a), B = \(b); \(definition)\n"

@@ -108,9 +108,15 @@ enum QueryVerify {
         let variable = options.variable.variable
         let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
+        let range = try options.range.resolve(timezone: location.timezone, now: context.nowUnix)
+        // An ensemble's members are scored apart (issue 31): CRPS, the mean's errors, spread.
+        if let model = options.model, EnsembleModels.isEnsemble(model) {
+            try QueryVerifyEnsemble.run(model, options, store: store, location: location, range: range, context)
+            return
+        }
+        let ensembles = options.model == nil ? QueryVerifyEnsemble.models(store, location) : []
         var query = VerifyOptions(
-            variable: variable, source: options.source,
-            range: try options.range.resolve(timezone: location.timezone, now: context.nowUnix),
+            variable: variable, source: options.source, range: range,
             grouping: options.grouping, model: options.model, thresholdMillimetres: options.threshold ?? 0.1,
             units: options.units.units)
         let level = options.confidence ?? 95
@@ -120,6 +126,15 @@ enum QueryVerify {
         do {
             result = try VerifyQuery.verify(store, location: location, options: query)
         } catch {
+            // Only ensembles have runs or pairs here: their scores are the answer, not an error.
+            if let queryError = error as? QueryError, let model = ensembles.first {
+                switch queryError {
+                case .noRuns, .noPairs:
+                    try QueryVerifyEnsemble.run(model, options, store: store, location: location, range: range, context)
+                    return
+                default: break
+                }
+            }
             try QueryCommand.explainNoPairs(
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
@@ -143,6 +158,25 @@ enum QueryVerify {
         }
         var report = report(result, location)
         report.trailer = [("notes", .array(notes.map { .string($0) }))]
+        // The location's ensembles follow the deterministic rows: a JSON "ensembles" array (each
+        // object as `query verify --model <ensemble>` prints it), a second table; CSV keeps one shape.
+        var ensembleReports: [Report] = []
+        for model in ensembles {
+            if let scores = try QueryVerifyEnsemble.report(
+                model, options, store: store, location: location, range: range)
+            {
+                ensembleReports.append(scores)
+            }
+        }
+        if !ensembleReports.isEmpty {
+            report.trailer.append(("ensembles", .array(ensembleReports.map { $0.json() })))
+            report.footer += ensembleReports.map { "\n" + $0.title + $0.table() }.joined()
+            if options.output.format == .csv {
+                context.note(
+                    "Note: the ensemble scores are left out of CSV; see 'wxdb query verify --model \(ensembles[0]) --format csv'"
+                )
+            }
+        }
         try report.render(options.output.format, context)
     }
 

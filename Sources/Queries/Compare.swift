@@ -120,6 +120,12 @@ public struct CompareResult: Sendable {
     public var rows: [CompareRow]
     /// Things the reader should know (too few hours for a test, multiple testing).
     public var notes: [String]
+    /// The models scored from ensemble members: their `mae` is the mean CRPS (ecdf), their `rmse`
+    /// the ensemble mean's (issue 31).
+    public var ensembleModels: [String] = []
+
+    /// What `mae` holds for `model`: "CRPS" for an ensemble, "MAE" for a deterministic model (its CRPS).
+    public func lossName(_ model: String) -> String { ensembleModels.contains(model) ? "CRPS" : "MAE" }
 
     /// One or two sentences: where each model won, by how much, and where they did not differ.
     public var headline: String {
@@ -131,7 +137,10 @@ public struct CompareResult: Sendable {
             let sizes = won.map { abs($0.mae.0 - $0.mae.1) }
             let low = Words.decimal(sizes.min()!, places: 2), high = Words.decimal(sizes.max()!, places: 2)
             let by = low == high ? "\(low)" : "\(low)–\(high)"
-            parts.append("\(winner) beat \(loser) at \(Self.spans(won)) by \(by)\(symbol) MAE")
+            let score =
+                ensembleModels.isEmpty
+                ? "MAE" : "(\(lossName(winner)) \(winner) against \(lossName(loser)) \(loser))"
+            parts.append("\(winner) beat \(loser) at \(Self.spans(won)) by \(by)\(symbol) \(score)")
         }
         // A bucket without a test (too few days, or differences that do not vary) is no evidence of
         // equal skill: it is named apart, never counted among the "no significant difference" buckets;
@@ -195,8 +204,16 @@ public enum Compare {
         guard variable.verification != .categorical else {
             throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
         }
-        let models = try chooseModels(store, location: location, requested: options.models)
-        for model in models { try QuerySupport.requireRuns(store, location: location, model: model) }
+        let ensembles = store as? any EnsembleStore
+        let models = try chooseModels(store, location: location, requested: options.models, ensembles: ensembles)
+        for model in models where !EnsembleModels.isEnsemble(model) {
+            try QuerySupport.requireRuns(store, location: location, model: model)
+        }
+        let ensembleModels = models.filter(EnsembleModels.isEnsemble)
+        if !ensembleModels.isEmpty, variable.verification == .circular {
+            throw QueryError.unsupportedVariable(
+                variable.name, reason: "an ensemble's CRPS needs a quantity on a line, not a direction")
+        }
         let source = try ObservationSources.resolve(
             store, location: location, requested: options.source, models: models)
         let quantity = variable.quantity
@@ -210,6 +227,37 @@ public enum Compare {
         }
         var buckets: [LeadBucket: [Int64: [Loss]]] = [:]
         for (index, model) in models.enumerated() {
+            // An ensemble's loss at an hour is its members' CRPS, the deterministic model's CRPS being
+            // its absolute error, so the two are compared in the same units on the same hours.
+            if let ensembles, EnsembleModels.isEnsemble(model) {
+                for run in try ensembles.ensembleRuns(locationID: location.id, model: model) {
+                    let last = run.firstValidTime + Int64(run.hourCount - 1) * 3600
+                    let from = max(options.range.from ?? .min, run.firstValidTime, run.issuedAt)
+                    let to = min(options.range.to ?? .max, last)
+                    guard from <= to,
+                        let members = try ensembles.ensembleMembers(runID: run.id, variable: variable.name)
+                    else { continue }
+                    let observed = try ensembles.observations(
+                        of: variable, locationID: location.id, source: source, from: from, to: to)
+                    for (hour, row) in members.enumerated() {
+                        let validTime = run.firstValidTime + Int64(hour) * 3600
+                        guard validTime >= from, validTime <= to, let y = observed[validTime],
+                            let bucket = options.grouping.bucket(forLeadHours: Double(validTime - run.issuedAt) / 3600)
+                        else { continue }
+                        let values = row.map { Double($0) }
+                        guard let crps = EnsembleScore.crps(members: values, observed: y)?.total,
+                            let mean = EnsembleScore.mean(members: values)
+                        else { continue }
+                        let error = units.convertDifference(mean - y, quantity)
+                        var loss = buckets[bucket, default: [:]][validTime] ?? [Loss(), Loss()]
+                        loss[index].n += 1
+                        loss[index].absolute += abs(units.convertDifference(crps, quantity))
+                        loss[index].squared += error * error
+                        buckets[bucket, default: [:]][validTime] = loss
+                    }
+                }
+                continue
+            }
             let filter = PairFilter(
                 locationID: location.id, source: source, from: options.range.from, to: options.range.to, model: model)
             try store.forEachVerificationPair(forecast: variable, observed: variable.observedVariable, filter) { row in
@@ -270,10 +318,18 @@ public enum Compare {
         let tested = rows.filter { $0.pValue != nil }.count
         var notes: [String] = SourceNames.modelDerivedNote(source).map { [$0] } ?? []
         let percent = Words.percent(options.level)
+        let (lossA, lossB) = (
+            ensembleModels.contains(models[0]) ? "CRPS" : "MAE", ensembleModels.contains(models[1]) ? "CRPS" : "MAE"
+        )
+        if !ensembleModels.isEmpty {
+            notes.append(
+                "\(ensembleModels.joined(separator: " and ")) scored by the members' CRPS (ecdf, as BoM scores' crps_for_ensemble) at each matched hour, a deterministic model by its absolute error (its CRPS); an ensemble's RMSE is its mean's"
+            )
+        }
         switch options.method {
         case .hac:
             notes.append(
-                "diff is MAE \(models[0]) − MAE \(models[1]) on the matched hours; its interval is the bucket's own, from a HAC variance over days (equal-weighted cosines, their number from the days' autocorrelation; Student's t)"
+                "diff is \(lossA) \(models[0]) − \(lossB) \(models[1]) on the matched hours; its interval is the bucket's own, from a HAC variance over days (equal-weighted cosines, their number from the days' autocorrelation; Student's t)"
             )
         case .hln:
             notes.append(
@@ -311,7 +367,7 @@ public enum Compare {
         return CompareResult(
             location: location.name, variable: variable, source: source, models: models,
             unit: units.unit(quantity), grouping: options.grouping, level: options.level, method: options.method,
-            confidence: options.confidence, rows: rows, notes: notes)
+            confidence: options.confidence, rows: rows, notes: notes, ensembleModels: ensembleModels)
     }
 
     /// One bucket's row: its matched hours' scores and the test of its days by `options.method`.
@@ -361,8 +417,18 @@ public enum Compare {
 
     /// The two models to compare: those asked for, else the location's first two configured models
     /// that have runs, else the two with most runs.
-    static func chooseModels(_ store: any Store, location: Location, requested: [String]?) throws -> [String] {
-        let stored = try store.runCountsByModel(locationID: location.id).map(\.model)
+    static func chooseModels(
+        _ store: any Store, location: Location, requested: [String]?, ensembles: (any EnsembleStore)? = nil
+    ) throws -> [String] {
+        let deterministic = try store.runCountsByModel(locationID: location.id).map(\.model)
+        // Ensembles come after the deterministic models, so a default pair stays as it was.
+        var stored = deterministic
+        for model in location.models + (requested ?? [])
+        where EnsembleModels.isEnsemble(model) && !stored.contains(model) {
+            if let ensembles, try !ensembles.ensembleRuns(locationID: location.id, model: model).isEmpty {
+                stored.append(model)
+            }
+        }
         if stored.isEmpty { throw QueryError.noRuns(location: location.name, model: nil) }
         if let requested {
             guard requested.count == 2, requested[0] != requested[1] else {
@@ -373,7 +439,7 @@ public enum Compare {
             }
             return requested
         }
-        let configured = location.models.filter { stored.contains($0) }
+        let configured = location.models.filter { deterministic.contains($0) }
         let candidates = configured + stored.filter { !configured.contains($0) }
         guard candidates.count >= 2 else {
             throw CompareError.onlyOneModel(location: location.name, models: stored)
