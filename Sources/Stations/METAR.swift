@@ -40,7 +40,7 @@ public enum METAR {
         var lastStation: Substring = ""
         var lastTime: Int64? = nil
         var utcZone = timezone == "UTC" || timezone == "Etc/UTC"
-        if !utcZone && TimeZone(identifier: timezone) == nil { utcZone = true }
+        if !utcZone && !ZoneTime.isKnown(timezone) { utcZone = true }
         var picks:
             (
                 station: Int, valid: Int, temperature: (Int, Bool)?, dew: (Int, Bool)?, humidity: Int?, direction: Int?,
