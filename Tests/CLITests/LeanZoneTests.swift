@@ -55,6 +55,20 @@ struct LeanZoneTests {
             $0[day + Int64($1.key) * 3600] = $1.value
         }
         #expect(stored.mapValues { $0["temperature_2m"] ?? .nan } == expected, "\(stored)")
+
+        // The spring gap: 02:53 does not exist in Chicago on 2024-03-10, so the file was asked for in another zone.
+        let spring = try box.write(
+            "spring.csv", "station,valid,tmpf\nORD,2024-03-10 01:53,50.0\nORD,2024-03-10 02:53,50.0\n")
+        let refused = try run([
+            "observe", "import-metar", spring, "--location", "Bremerton", "--timezone", "America/Chicago", "--station",
+            "KORD"
+        ])
+        #expect(refused.0 == 1, "\(refused.1)")
+        #expect(
+            refused.1.contains(
+                "line 3: valid 2024-03-10 02:53 does not exist in America/Chicago (the clocks skip it); give --timezone "
+                    + "the zone the file was asked for in. Nothing was stored"), "\(refused.1)")
+        #expect(try storedObservations(box.db, source: "metar:KORD") == stored)
     }
 
     @Test("no Source outside the replay server asks Foundation's TimeZone, which the binary cannot answer")
