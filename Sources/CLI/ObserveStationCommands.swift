@@ -48,7 +48,7 @@ enum ObserveStationCommands {
             if let source, source.isEmpty || SourceNames.isReserved(source) || source == SourceNames.era5 {
                 throw UsageError("--source '\(source)' is a name wxdb gives its own observations; pick another name")
             }
-            if let timezone, TimeZone(identifier: timezone) == nil {
+            if let timezone, !ZoneTime.isKnown(timezone) {
                 throw UsageError("--timezone '\(timezone)' is not a time zone name (e.g. UTC, America/Chicago)")
             }
             if let month, Self.month(month) == nil {

@@ -303,7 +303,7 @@ enum TimeInput {
     /// A relative date as the bare local date it names in `timezone` (`2026-11-23`); other text as given.
     static func absolute(_ text: String, timezone: String, now: Int64) -> String {
         guard let days = relativeDays(text) else { return text }
-        let zone = TimeZone(identifier: timezone) != nil ? timezone : "UTC"
+        let zone = ZoneTime.isKnown(timezone) ? timezone : "UTC"
         let today = ZoneTime.date(of: now, timezone: zone)
         guard let midnight = CivilTime.parseLabel(today) else { return text }
         return String(CivilTime.isoUTC(midnight - days * 86400).prefix(10))

@@ -40,7 +40,7 @@ public enum METAR {
         var lastStation: Substring = ""
         var lastTime: Int64? = nil
         var utcZone = timezone == "UTC" || timezone == "Etc/UTC"
-        if !utcZone && TimeZone(identifier: timezone) == nil { utcZone = true }
+        if !utcZone && !ZoneTime.isKnown(timezone) { utcZone = true }
         var picks:
             (
                 station: Int, valid: Int, temperature: (Int, Bool)?, dew: (Int, Bool)?, humidity: Int?, direction: Int?,
@@ -115,7 +115,7 @@ public enum METAR {
                 // time order, so the repeated hour's second pass follows its first.
                 guard let instant = ZoneTime.existingInstant(ofWall: wall, timezone: timezone) else {
                     throw StationFormatError(
-                        "valid \(cells[picks.valid]) does not exist in \(timezone) (the clocks skip it); was the file asked for in another tz?",
+                        "valid \(cells[picks.valid]) does not exist in \(timezone) (the clocks skip it); give --timezone the zone the file was asked for in",
                         line: lineNumber)
                 }
                 let later = instant + 3600
