@@ -347,6 +347,23 @@ struct TableTests {
         var blocks: [String] = []
         for model in models where blocks.last != model { blocks.append(model) }
         #expect(blocks.count == 2 && Set(blocks).count == 2, "\(blocks)")
+
+        // ...and its value column has one decimal in every row (2.0 above 1.1, not 2).
+        let forecastTable = await replay.box.run(
+            "query", "forecast", "--location", "Hamburg", "--at", "2026-07-24T12:00Z")
+        #expect(forecastTable.code == 0, "\(forecastTable.stderrText)")
+        let forecastLines = forecastTable.stdout.split(separator: "\n")
+        let dashes = try #require(forecastLines.firstIndex { $0.hasPrefix("---") })
+        #expect(forecastLines[dashes - 1].contains("lead h  temperature_2m  change"))
+        // model, issued date, issued time, lead h, then the value
+        let values = forecastLines[(dashes + 1)...].prefix { !$0.hasPrefix("Observed") }.compactMap { line in
+            let cells = line.split(separator: " ")
+            return cells.count > 4 ? String(cells[4]) : nil
+        }
+        #expect(values.count > 2)
+        for value in values {
+            #expect(value.split(separator: ".").last?.count == 1 && value.contains("."), "forecast value \(value)")
+        }
     }
 }
 
