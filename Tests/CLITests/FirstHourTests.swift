@@ -91,6 +91,9 @@ struct LeadQuestionTests {
         #expect(Set(rows.map { $0["model"] as? String }) == ["icon_seamless", "ecmwf_ifs025"])
 
         let hourly = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24")
+        // The model-output truth is said once, not on stderr and again in the title.
+        let truthNotes = (hourly.stdout + hourly.stderrText).components(separatedBy: "truth is ").count - 1
+        #expect(truthNotes == 1, "\(hourly.stderrText)\n\(hourly.stdout.prefix(600))")
         // Each model's headline line states its bias interval (or not); its JSON entry carries the same.
         let lines = hourly.stdout.split(separator: "\n").prefix(2).map(String.init)
         for (model, line) in zip(models, lines) {
