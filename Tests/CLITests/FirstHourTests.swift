@@ -76,6 +76,8 @@ struct LeadQuestionTests {
         // and with them the RMSE columns fit too (before, four headers carried a model name and °C each).
         #expect(header.contains("MAE A") && header.contains("RMSE B") && header.hasSuffix("(°C)"), "\(header)")
         #expect(table.stdout.contains("A = icon_seamless, B = ecmwf_ifs025; diff = "), "\(table.stdout)")
+        // The replay's truth is era5, a reanalysis: called model output, as verify calls it, not observations.
+        #expect(table.stdout.contains("against era5 (MODEL OUTPUT, not measurements); A = "), "\(table.stdout)")
     }
 
     @Test("trend follows every model without --model; --by day is the spelling, --every still works")
