@@ -156,9 +156,11 @@ enum QueryCompare {
             result.method == .hac
             ? "diff = \(result.lossName(a)) \(a) − \(result.lossName(b)) \(b) on matched hours"
             : "diff = mean over days of the day's \(result.lossName(a)) \(a) − \(result.lossName(b)) \(b) (HLN)"
+        // As verify's title says it: a reanalysis or a model's own hours are not observations.
+        let truth = SourceNames.isModelDerived(result.source) ? "(MODEL OUTPUT, not measurements)" : "observations"
         report.title =
             result.headline + "\n"
-            + "\(location.name), \(result.variable.name) against \(result.source) observations; A = \(a), B = \(b); \(definition)\n"
+            + "\(location.name), \(result.variable.name) against \(result.source) \(truth); A = \(a), B = \(b); \(definition)\n"
         report.footer = result.notes.map { "Note: " + $0 + "\n" }.joined()
         return report
     }

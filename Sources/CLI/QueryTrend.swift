@@ -114,7 +114,10 @@ enum QueryTrend {
         }
         try QueryCommand.noteSkippedSources(
             store, location, chosen: results[0].source, requested: options.source, context)
-        if let truth = SourceNames.modelDerivedNote(results[0].source) { context.note("Note: " + truth) }
+        // A table's title says it already (see `report`); a second copy on stderr only repeats it.
+        if options.output.format != .table, let truth = SourceNames.modelDerivedNote(results[0].source) {
+            context.note("Note: " + truth)
+        }
         if options.output.format == .svg {
             context.out(ChartViews.trend(results, location: location, id: "trend")!.svg(standalone: true) + "\n")
             return

@@ -225,7 +225,10 @@ struct Report {
         case (.time(let instant), _): return instant.map { TimeInput.local($0, timezone: timezone) } ?? ""
         // Fixed decimals per column, so a column's numbers line up (1.50 above 1.49, not 1.5).
         case (.number(let number), .signed(let places)): return signed(number, places: places, fixed: true)
-        case (.number(let number), .value(let variable)): return display(number, variable)
+        case (.number(let number), .value(let variable)):
+            // One decimal in every row, so a column lines up (2.0 above 1.1, not 2).
+            if variable.quantity == .code || variable.quantity == .direction { return display(number, variable) }
+            return fixedNumber(number, places: 1)
         case (.number(let number), .number(let places)): return fixedNumber(number, places: places)
         case (.number(let number), _): return formatNumber(number)
         }

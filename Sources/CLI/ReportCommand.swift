@@ -585,6 +585,7 @@ enum ReportCommand {
             th{background:#f2f2f2}caption{text-align:left;font-size:.85rem;padding:.2rem 0;width:max-content;max-width:40rem}.wide{overflow-x:auto}
             .unit{font-weight:normal;color:#555}
             #scores .wide{width:min(96vw,84rem);position:relative;left:50%;transform:translateX(-50%)}
+            table.scores th{white-space:normal;vertical-align:bottom}table.scores th,table.scores td{padding:.15rem .3rem}
             \(SVG.css)
             @media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#161616}th{background:#262626}th,td{border-color:#444}.meta,.note,.unit,figcaption{color:#aaa}.missing{color:#f0a060}}
             @media print{body{max-width:none;color:#000;background:#fff}section{break-inside:auto}figure,table{break-inside:avoid}.wide{overflow:visible}}

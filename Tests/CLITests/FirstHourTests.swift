@@ -76,6 +76,8 @@ struct LeadQuestionTests {
         // and with them the RMSE columns fit too (before, four headers carried a model name and °C each).
         #expect(header.contains("MAE A") && header.contains("RMSE B") && header.hasSuffix("(°C)"), "\(header)")
         #expect(table.stdout.contains("A = icon_seamless, B = ecmwf_ifs025; diff = "), "\(table.stdout)")
+        // The replay's truth is era5, a reanalysis: called model output, as verify calls it, not observations.
+        #expect(table.stdout.contains("against era5 (MODEL OUTPUT, not measurements); A = "), "\(table.stdout)")
     }
 
     @Test("trend follows every model without --model; --by day is the spelling, --every still works")
@@ -91,6 +93,9 @@ struct LeadQuestionTests {
         #expect(Set(rows.map { $0["model"] as? String }) == ["icon_seamless", "ecmwf_ifs025"])
 
         let hourly = await replay.run("query", "trend", "--location", "Hamburg", "--lead", "24")
+        // The model-output truth is said once, not on stderr and again in the title.
+        let truthNotes = (hourly.stdout + hourly.stderrText).components(separatedBy: "truth is ").count - 1
+        #expect(truthNotes == 1, "\(hourly.stderrText)\n\(hourly.stdout.prefix(600))")
         // Each model's headline line states its bias interval (or not); its JSON entry carries the same.
         let lines = hourly.stdout.split(separator: "\n").prefix(2).map(String.init)
         for (model, line) in zip(models, lines) {
@@ -347,6 +352,23 @@ struct TableTests {
         var blocks: [String] = []
         for model in models where blocks.last != model { blocks.append(model) }
         #expect(blocks.count == 2 && Set(blocks).count == 2, "\(blocks)")
+
+        // ...and its value column has one decimal in every row (2.0 above 1.1, not 2).
+        let forecastTable = await replay.box.run(
+            "query", "forecast", "--location", "Hamburg", "--at", "2026-07-24T12:00Z")
+        #expect(forecastTable.code == 0, "\(forecastTable.stderrText)")
+        let forecastLines = forecastTable.stdout.split(separator: "\n")
+        let dashes = try #require(forecastLines.firstIndex { $0.hasPrefix("---") })
+        #expect(forecastLines[dashes - 1].contains("lead h  temperature_2m  change"))
+        // model, issued date, issued time, lead h, then the value
+        let values = forecastLines[(dashes + 1)...].prefix { !$0.hasPrefix("Observed") }.compactMap { line in
+            let cells = line.split(separator: " ")
+            return cells.count > 4 ? String(cells[4]) : nil
+        }
+        #expect(values.count > 2)
+        for value in values {
+            #expect(value.split(separator: ".").last?.count == 1 && value.contains("."), "forecast value \(value)")
+        }
     }
 }
 

@@ -231,6 +231,43 @@ struct ReportRenderTests {
 
     /// The checks above, on the harness's hand-written chart page: they pass on it as it is and
     /// record an issue for each fault put in it (so a broken report cannot pass them).
+    /// Issue 27 §7: at a 1400 px wide window every score table fits its box, so no table needs a
+    /// horizontal scrollbar (precipitation's, with the 2x2 counts and POD…ETS, is the widest).
+    @Test("score tables fit a 1400 px window without a horizontal scrollbar")
+    func scoreTablesFit() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        try ReportHistory.full.build(box)
+        box.now = Date(timeIntervalSince1970: TimeInterval(ReportHistory.full.now))
+        let file = box.folder.appendingPathComponent("report.html")
+        let result = await box.run("report", "--location", "Testville", "--output", file.path)
+        #expect(result.code == 0, "\(result.stderrText)")
+        // A copy with a test-only script that writes how far each table box's content overflows it.
+        let html = try String(contentsOf: file, encoding: .utf8)
+        let script = """
+            <script>addEventListener('load', function () {
+              document.querySelectorAll('#scores .wide').forEach(function (box) {
+                var table = box.querySelector('table');
+                box.setAttribute('data-wxdb-overflow', table.getAttribute('data-variable') + ':'
+                  + (box.scrollWidth - box.clientWidth));
+              });
+            });</script>
+            """
+        let measuring = box.folder.appendingPathComponent("measure.html")
+        try html.replacingOccurrences(of: "</body>", with: script + "</body>").write(
+            to: measuring, atomically: true, encoding: .utf8)
+        let (dom, _) = try await HeadlessChromium.offPool { try HeadlessChromium.dumpDOM(measuring, width: 1400) }
+        let overflows = dom.components(separatedBy: "data-wxdb-overflow=\"").dropFirst().map {
+            String($0.prefix { $0 != "\"" })
+        }
+        #expect(overflows.count == 3, "score tables measured: \(overflows)")
+        #expect(overflows.contains { $0.hasPrefix("precipitation:") })
+        for entry in overflows {
+            let pixels = Int(entry.split(separator: ":").last ?? "") ?? -1
+            #expect(pixels == 0, "\(entry) px wider than its box at 1400 px")
+        }
+    }
+
     @Test(
         "the chart checks pass a clean page and fail a broken one", arguments: ["none", "console", "network", "blank"])
     func checksCatchFaults(_ fault: String) async throws {

@@ -92,8 +92,10 @@ public enum HeadlessChromium {
     }
 
     /// `--dump-dom` of `file`: the serialized DOM after load.
-    public static func dumpDOM(_ file: URL, height: Int = 900) throws -> (dom: String, launch: Launch) {
-        let (output, launch) = try run(file, mode: ["--dump-dom"], height: height)
+    public static func dumpDOM(_ file: URL, height: Int = 900, width: Int = width) throws -> (
+        dom: String, launch: Launch
+    ) {
+        let (output, launch) = try run(file, mode: ["--dump-dom"], height: height, width: width)
         return (String(decoding: output, as: UTF8.self), launch)
     }
 
@@ -134,7 +136,9 @@ public enum HeadlessChromium {
         }
     }
 
-    static func run(_ file: URL, mode: [String], height: Int) throws -> (output: Data, launch: Launch) {
+    static func run(_ file: URL, mode: [String], height: Int, width: Int = width) throws -> (
+        output: Data, launch: Launch
+    ) {
         guard let executable else { throw BrowserError("no chromium executable") }
         launches.wait()
         defer { launches.signal() }
