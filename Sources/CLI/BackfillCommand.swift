@@ -165,6 +165,7 @@ enum BackfillCommand {
             }
         }
         var summary = BackfillSummary()
+        summary.metaRequests = plan.metaRequests
         await backfill.run(plan, summary: &summary)
 
         if !args.noObservations && summary.stopped == nil {
@@ -179,6 +180,12 @@ enum BackfillCommand {
                     let result = try await era5.run(
                         location: target.location, fromDate: fromDate, toDate: toDate, now: now)
                     summary.observationsStored += result.hours
+                    summary.observationRequests += result.requests
+                } catch let error as BackfillError {
+                    if case .failedPartway(_, let stored, _, _, _) = error {
+                        summary.observationRequests += stored.requests
+                    }
+                    summary.failed.append("\(target.location.name) observations: \(error)")
                 } catch {
                     summary.failed.append("\(target.location.name) observations: \(error)")
                 }
@@ -238,6 +245,7 @@ enum BackfillCommand {
             ("unavailable", .int(Int64(s.unavailable))),
             ("failed", .int(Int64(s.failed.count))),
             ("observations_stored", .int(Int64(s.observationsStored))),
+            ("observation_requests", .int(Int64(s.observationRequests))),
             ("stopped", .string(s.stopped)),
             ("failures", .array(s.failed.map { .string($0) }))
         ])

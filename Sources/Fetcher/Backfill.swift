@@ -70,8 +70,9 @@ public struct Backfill {
             ]
             do {
                 let url = try endpoints.url(endpoints.archive, query)
-                let response = try await client.get(url)
+                // Counted before the answer: a request that fails was still sent.
                 result.requests += 1
+                let response = try await client.get(url)
                 let decoded = try ForecastDecoder.decodeSingle(response.body, defaultModel: "era5")
                 if let problem = GridDistance.mismatch(
                     location: location.name, latitude: location.latitude, longitude: location.longitude,

@@ -110,6 +110,8 @@ public struct BackfillPlan: Sendable {
     public var runs: [PlannedRun] = []
     /// Runs in the window already stored: skipped without a request.
     public var alreadyStored = 0
+    /// meta.json requests made while planning (one per model with a known domain).
+    public var metaRequests = 0
     public var skipped: [SkippedRuns] = []
     public var cadences: [RunCadence] = []
     /// Open-Meteo's weighted call count of one single-run request (as `ingest` counts it).
@@ -131,6 +133,10 @@ public struct BackfillSummary: Sendable {
     /// One line per run (or location) that failed.
     public var failed: [String] = []
     public var observationsStored = 0
+    /// Archive requests for the observations (made again on every backfill); `requested` counts single runs.
+    public var observationRequests = 0
+    /// meta.json requests for the models' cadences.
+    public var metaRequests = 0
     /// Why the backfill stopped before its end (a spent budget), with when to run it again.
     public var stopped: String?
     /// Values left empty because no weather can have them (`PhysicalRange`).
@@ -143,7 +149,7 @@ public struct BackfillSummary: Sendable {
     public var line: String {
         var text =
             "backfill: \(stored) runs stored, \(alreadyPresent) already present, \(unavailable) unavailable, \(failed.count) failed"
-            + " (\(requested) requests); \(observationsStored) hours of observations stored"
+            + " (\(requested + observationRequests + metaRequests) requests); \(observationsStored) hours of observations stored"
         if let stopped { text += "; stopped: \(stopped)" }
         if let note = outOfRange.note { text += "; " + note }
         return text
@@ -226,6 +232,8 @@ public final class SingleRunBackfill {
         for target in targets {
             for model in target.models {
                 if cadences[model] == nil {
+                    // cadence(of:) asks for the model's meta.json when it has a domain (even with --every).
+                    if ModelDomains.domains[model] != nil { plan.metaRequests += 1 }
                     let cadence = await cadence(of: model, every: every)
                     cadences[model] = cadence
                     plan.cadences.append(cadence)

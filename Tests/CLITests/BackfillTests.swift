@@ -106,6 +106,18 @@ struct BackfillTests {
         #expect(replay.server.requestCount(path: ReplayServer.singleRunsPath) == singleRuns)
         #expect(try json(again.stdout)["already_present"] as? Int == requested.count)
         #expect(try runs(replay) == before)
+
+        // The summary line's request count is every request the repeat sent, the archive's included.
+        let sentBefore = replay.server.requests.count
+        let archive = replay.server.requestCount(path: "/v1/archive")
+        let text = await replay.run("backfill", "--location", "Field", "--days", "30", "--every", "24")
+        #expect(text.code == 0, "\(text.stderrText)")
+        let sent = replay.server.requests.count - sentBefore
+        #expect(sent > 0)
+        #expect(text.stderrText.contains("(\(sent) requests)"), "\(text.stderrText)")
+        let repeated = try json(again.stdout)
+        #expect(repeated["requested"] as? Int == 0)
+        #expect(repeated["observation_requests"] as? Int == replay.server.requestCount(path: "/v1/archive") - archive)
     }
 
     @Test(
