@@ -128,6 +128,8 @@ enum ReportCommand {
             let models = try TrendQuery.models(store, location: location)
             // Nothing stored at all: one error, not a page of sections each saying so.
             guard !models.isEmpty else { throw QueryError.noRuns(location: location.name, model: nil) }
+            // The per-model score tables and 2x2 tables; an ensemble has its own section.
+            let scoredModels = models.filter { !EnsembleModels.isEnsemble($0) }
             var body = ""
             // <bdi>: a right-to-left name must not carry ": forecast report" along with it.
             body += "<header><h1><bdi>\(SVG.escape(location.name))</bdi>: forecast report</h1>"
@@ -237,7 +239,7 @@ enum ReportCommand {
             body += "</section>\n"
 
             // 4. Precipitation.
-            body += try precipitationSection(everyVariable)
+            body += try precipitationSection(everyVariable, models: scoredModels)
 
             // 5. Coverage.
             body += "<section id=\"coverage\"><h2>Coverage</h2>\n"
@@ -260,12 +262,24 @@ enum ReportCommand {
             for (variable, result) in scored {
                 body += "<h3>\(SVG.escape(variable.name))</h3>\n"
                 switch result {
-                case .success(let pooled):
+                case .success(let pooled) where scoredModels.count <= 1:
                     body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
                     // The intervals are drawn as bands; the table keeps the scores.
                     var scores = pooled
                     scores.options.confidence = nil
                     body += scoreTable(QueryVerify.report(scores, location), variable: variable)
+                case .success:
+                    // Issue 27: one headline and table per model; a pool of models scores none of them.
+                    for model in scoredModels {
+                        body += "<h4>\(SVG.escape(model))</h4>\n"
+                        do {
+                            let own = try verify(variable, .lead, model: model, confidence: nil)
+                            body += finding(QueryVerify.headline(own, unit: unit(own)))
+                            body += scoreTable(QueryVerify.report(own, location), variable: variable)
+                        } catch let error as QueryError {
+                            body += missing(error)
+                        }
+                    }
                 case .failure(let error): body += missing(error)
                 }
             }
@@ -359,15 +373,27 @@ enum ReportCommand {
             result.variable.isProbability ? "%" : result.options.units.unit(result.variable.quantity)
         }
 
-        func verify(_ variable: Variable, _ grouping: VerifyGrouping) throws -> VerifyResult {
-            try VerifyQuery.verify(
+        /// `query verify`'s result; with a model, that model's alone, its rows naming it (so its headline does).
+        func verify(
+            _ variable: Variable, _ grouping: VerifyGrouping, model: String? = nil, confidence: Double? = 0.95
+        ) throws -> VerifyResult {
+            var result = try VerifyQuery.verify(
                 store, location: location,
                 options: {
                     var options = VerifyOptions(
                         variable: variable, source: source, range: range, grouping: grouping, units: units)
-                    options.confidence = 0.95
+                    options.model = model
+                    options.confidence = confidence
                     return options
                 }())
+            if let model {
+                result.rows = result.rows.map { row in
+                    var row = row
+                    row.model = row.model ?? model
+                    return row
+                }
+            }
+            return result
         }
 
         func trend(
@@ -450,7 +476,9 @@ enum ReportCommand {
             return sentence
         }
 
-        func precipitationSection(_ scored: [(Variable, Result<VerifyResult, Error>)]) throws -> String {
+        func precipitationSection(_ scored: [(Variable, Result<VerifyResult, Error>)], models: [String]) throws
+            -> String
+        {
             var body = "<section id=\"precipitation\"><h2>Precipitation</h2>\n"
             let precipitation = Variables.hourlyVariable(named: "precipitation")!
             let pooled: VerifyResult?
@@ -459,12 +487,25 @@ enum ReportCommand {
             } else {
                 pooled = try? verify(precipitation, .lead)
             }
-            if let pooled {
+            func scores(_ result: VerifyResult, id: String) {
                 var total = Contingency()
-                for row in pooled.rows { if let t = row.contingency { total.merge(t) } }
-                body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
-                body += contingencyTable(total, threshold: pooled.options.thresholdMillimetres)
-                if let chart = ChartViews.categorical(pooled, id: "precip-scores") { body += figure(chart) }
+                for row in result.rows { if let t = row.contingency { total.merge(t) } }
+                body += finding(QueryVerify.headline(result, unit: unit(result)))
+                body += contingencyTable(total, threshold: result.options.thresholdMillimetres)
+                if let chart = ChartViews.categorical(result, id: id) { body += figure(chart) }
+            }
+            if let pooled, models.count <= 1 {
+                scores(pooled, id: "precip-scores")
+            } else if pooled != nil {
+                // Per model, in the location's order, as the charts above draw them.
+                for (index, model) in models.enumerated() {
+                    body += "<h3>\(SVG.escape(model))</h3>\n"
+                    do {
+                        scores(try verify(precipitation, .lead, model: model), id: "precip-scores-\(index)")
+                    } catch let error as QueryError {
+                        body += missing(error)
+                    }
+                }
             } else {
                 body += missingText(
                     "No precipitation forecasts pair with an observation, so there is no 2x2 table or POD/FAR/CSI/ETS.")

@@ -96,9 +96,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         for section in ["errors-by-lead", "convergence", "over-time", "precipitation", "coverage", "scores"] {
             #expect(html.contains("<section id=\"\(section)\">"), "section \(section)")
         }
-        // Lead charts (3), convergence (3), over time (3), POD/FAR/CSI/ETS, reliability, calendar.
+        // Lead charts (3), convergence (3), over time (3), POD/FAR/CSI/ETS per model (2), reliability, calendar.
         let charts = html.components(separatedBy: "<svg ").count - 1
-        #expect(charts == 12)
+        #expect(charts == 13)
         #expect(html.components(separatedBy: "role=\"img\"").count - 1 == charts)
         #expect(html.components(separatedBy: "aria-labelledby=").count - 1 == charts)
         #expect(html.contains("prefers-color-scheme:dark"))
@@ -106,7 +106,7 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         #expect(html.contains("data-series=\"gfs_seamless MAE\""))
         #expect(!html.contains("class=\"missing\""), "nothing is missing from this history")
         // The findings are verify's and trend's own headlines.
-        #expect(html.contains("<p class=\"finding\">Forecasts "))
+        #expect(html.contains("<p class=\"finding\">best_match forecasts "))
         #expect(html.contains("forecasts issued 24 h ahead"))
         expectSelfContained(html)
     }
@@ -116,10 +116,11 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         try reportHistory(sandbox, models: ["best_match", "gfs_seamless"])
         let html = await sandbox.run("report", "--location", "Testville", "--units", "imperial").stdout
         for variable in ["temperature_2m", "precipitation", "wind_speed_10m"] {
-            // The page draws the intervals as bands; its table is verify's rows without them.
+            // The page draws the intervals as bands; its table is verify's rows without them (the first
+            // table is the first model's).
             let verify = await sandbox.run(
-                "query", "verify", "--location", "Testville", "--var", variable, "--units", "imperial", "--format",
-                "json", "--confidence", "0")
+                "query", "verify", "--location", "Testville", "--var", variable, "--units", "imperial", "--model",
+                "best_match", "--format", "json", "--confidence", "0")
             #expect(verify.code == 0)
             let rows = try #require(try parseJSON(verify.stdout)["rows"]?.arrayValue)
             let page = scoreRows(html, variable: variable)
@@ -131,6 +132,65 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
                     let value = try parseJSON(try #require(pageRow[key]))
                     #expect(value == object[key], "\(variable) \(key)")
                 }
+            }
+        }
+    }
+
+    /// Issue 27 point 7: with two models, the score and precipitation sections give each model its own
+    /// headline, n and table (a pool of both is neither model's), in the location's model order.
+    @Test func twoModelsGetTheirOwnScoresAndPrecipitation() async throws {
+        let sandbox = Sandbox()
+        defer { sandbox.remove() }
+        let models = ["best_match", "gfs_seamless"]
+        try reportHistory(sandbox, models: models)
+        let result = await sandbox.run("report", "--location", "Testville")
+        #expect(result.code == 0, "\(result.stderrText)")
+        let html = result.stdout
+        func section(_ id: String) throws -> String {
+            let start = try #require(html.range(of: "<section id=\"\(id)\">"))
+            let end = try #require(html.range(of: "</section>", range: start.upperBound..<html.endIndex))
+            return String(html[start.upperBound..<end.lowerBound])
+        }
+        let scores = try section("scores")
+        let precipitation = try section("precipitation")
+        for (variable, text) in [("temperature_2m", scores), ("precipitation", precipitation)] {
+            // Each model's part: from its heading to the next heading.
+            var parts: [String: String] = [:]
+            for model in models {
+                let heading = variable == "precipitation" ? "<h3>\(model)</h3>" : "<h4>\(model)</h4>"
+                var rest = text
+                if variable != "precipitation" {
+                    let own = try #require(text.range(of: "<h3>\(variable)</h3>"))
+                    rest = String(text[own.upperBound...])
+                }
+                let start = try #require(rest.range(of: heading), "no \(heading) for \(variable)")
+                let after = rest[start.upperBound...]
+                let end = after.range(of: "<h")?.lowerBound ?? after.endIndex
+                parts[model] = String(after[..<end])
+            }
+            let level = variable == "precipitation" ? 3 : 4
+            let first = try #require(text.range(of: "<h\(level)>best_match"))
+            let second = try #require(text.range(of: "<h\(level)>gfs_seamless"))
+            #expect(first.lowerBound < second.lowerBound, "\(variable): the location's model order")
+            for model in models {
+                let verify = await sandbox.run(
+                    "query", "verify", "--location", "Testville", "--var", variable, "--model", model, "--format",
+                    "json", "--confidence", "0")
+                let rows = try #require(try parseJSON(verify.stdout)["rows"]?.arrayValue)
+                let own = try #require(parts[model])
+                #expect(own.contains("<p class=\"finding\">\(model) forecasts "), "\(variable) \(model): \(own)")
+                let n = try #require(own.range(of: "(n=")).upperBound
+                let shown = try #require(Int(own[n...].prefix { $0.isNumber }))
+                let modelNs = rows.compactMap { $0.objectValue?["n"]?.numberValue.map { Int($0) } }
+                #expect(modelNs.contains(shown), "\(variable) \(model): n=\(shown), the model's rows \(modelNs)")
+            }
+            #expect(!text.contains("<p class=\"finding\">Forecasts "), "\(variable): a headline pools the models")
+            if variable == "temperature_2m" {
+                #expect(
+                    text.components(separatedBy: "<table class=\"scores\" data-variable=\"temperature_2m\"").count - 1
+                        == 2)
+            } else {
+                #expect(text.components(separatedBy: "<table class=\"contingency\">").count - 1 == 2)
             }
         }
     }
