@@ -26,20 +26,8 @@ public struct EnsembleRequest: Sendable {
 
     /// The query: per-member continuous hourly variables, metric units, unix times, each location's zone.
     public var query: [(String, String)] {
-        let forecast = ForecastRequest(locations: locations, models: models, forecastDays: forecastDays, pastDays: 0)
-        return [
-            ("latitude", locations.map { forecast.coordinate($0.latitude) }.joined(separator: ",")),
-            ("longitude", locations.map { forecast.coordinate($0.longitude) }.joined(separator: ",")),
-            ("hourly", EnsembleModels.variables.map(\.name).joined(separator: ",")),
-            ("models", models.joined(separator: ",")),
-            ("timezone", locations.map { $0.timezone == "auto" ? "auto" : $0.timezone }.joined(separator: ",")),
-            ("timeformat", "unixtime"),
-            ("forecast_days", String(forecastDays)),
-            ("past_days", String(pastDays)),
-            ("temperature_unit", "celsius"),
-            ("wind_speed_unit", "kmh"),
-            ("precipitation_unit", "mm")
-        ] + forecast.elevationQuery
+        ForecastRequest(locations: locations, models: models, forecastDays: forecastDays, pastDays: pastDays)
+            .place(hourly: EnsembleModels.variables.map(\.name))
     }
 
     /// The members the weight counts per model: the table's count, or the largest of any model for

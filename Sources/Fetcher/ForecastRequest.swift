@@ -31,12 +31,22 @@ public struct ForecastRequest: Sendable {
     /// The query: exactly the variables the store keeps, metric units, unix times, each
     /// location's own time zone.
     public var query: [(String, String)] {
+        place(
+            hourly: Variables.hourlyNames,
+            extra: [
+                ("daily", Variables.dailyNames.joined(separator: ",")),
+                ("current", Self.currentVariables.joined(separator: ","))
+            ])
+    }
+
+    /// What the Forecast and Ensemble APIs are asked alike: the locations, the hourly variables (then
+    /// `extra`), the models, each location's own time zone, unix times, the days, metric units, elevations.
+    func place(hourly: [String], extra: [(String, String)] = []) -> [(String, String)] {
         [
             ("latitude", locations.map { coordinate($0.latitude) }.joined(separator: ",")),
             ("longitude", locations.map { coordinate($0.longitude) }.joined(separator: ",")),
-            ("hourly", Variables.hourlyNames.joined(separator: ",")),
-            ("daily", Variables.dailyNames.joined(separator: ",")),
-            ("current", Self.currentVariables.joined(separator: ",")),
+            ("hourly", hourly.joined(separator: ","))
+        ] + extra + [
             ("models", models.joined(separator: ",")),
             ("timezone", locations.map { $0.timezone == "auto" ? "auto" : $0.timezone }.joined(separator: ",")),
             ("timeformat", "unixtime"),
