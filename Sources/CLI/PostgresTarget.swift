@@ -1,11 +1,12 @@
 // A `--db` (or `WXDB_DB`) that names a PostgreSQL server: a `postgres://` / `postgresql://` URI or
 // libpq `keyword=value` text (`service=wxdb`). `doctor` checks it (server, login, schema, Citus
-// placement); the other commands connect, check the schema and then refuse, saying so, until the
-// PostgreSQL engine stands behind the Store interface (issue #30's next step): a PostgreSQL URI is
-// never taken for a SQLite path. Passwords never reach any output: every message names the server
+// placement); the other commands open the PostgreSQL engine behind the Store interface. A
+// PostgreSQL URI is never taken for a SQLite path. Passwords never reach any output: every message names the server
 // by `ConnectionString.redacted`.
+import FoundationEssentials
 import WxPostgres
 import WxPostgresStore
+import WxStore
 
 enum PostgresTarget {
     /// The connection string when `text` names PostgreSQL, else nil (a SQLite path).
@@ -23,20 +24,17 @@ enum PostgresTarget {
         }
     }
 
-    /// For every command but doctor: checks the server and the schema (so a wrong password or a
-    /// foreign database is named as such), then refuses; nothing is written.
-    static func refuse(_ conninfo: String) throws -> Never {
-        let db = try connect(conninfo)
+    /// Connects and opens the engine: a writing command applies pending migrations, a reading one
+    /// only checks the schema; a foreign, newer or edited schema is refused, nothing written.
+    static func open(_ conninfo: String, access: StoreAccess) throws -> any Store {
         do {
-            try PostgresSchema.check(db)
+            return try PostgresEngine(
+                conninfo: conninfo, migrate: access == .write, now: Int64(Date().timeIntervalSince1970))
         } catch let error as PostgresSchemaError {
             throw CLIError(error.description)
         } catch let error as PostgresError {
             throw CLIError(error.description)
         }
-        throw CLIError(
-            "\(db.target) is a PostgreSQL database; this wxdb checks PostgreSQL with 'wxdb doctor' but does not store or read there yet (the engine is issue #30's next step). Nothing was changed; use a SQLite --db for this command"
-        )
     }
 
     /// `wxdb doctor` on PostgreSQL: where, which server and client, the schema, the Citus placement.

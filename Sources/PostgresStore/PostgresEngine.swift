@@ -16,11 +16,16 @@ public final class PostgresEngine {
     /// What opening applied (the note to print), nil when the schema was current.
     public private(set) var migration: PostgresMigrationOutcome?
 
-    /// Connects, checks the schema (refusing a foreign or newer one) and applies what is pending.
-    public init(conninfo: String, now: Int64) throws {
+    /// Connects, checks the schema (refusing a foreign or newer one) and, with `migrate`, applies
+    /// what is pending.
+    public init(conninfo: String, migrate: Bool = true, now: Int64) throws {
         db = try PostgresConnection(conninfo: conninfo)
-        let outcome = try PostgresSchema.migrate(db, now: now)
-        migration = outcome.applied.isEmpty ? nil : outcome
+        if migrate {
+            let outcome = try PostgresSchema.migrate(db, now: now)
+            migration = outcome.applied.isEmpty ? nil : outcome
+        } else {
+            try PostgresSchema.check(db)
+        }
     }
 
     /// The lock key of a location (the second key of PostgreSQL's two-key advisory locks; the
