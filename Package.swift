@@ -84,7 +84,10 @@ let package = Package(
             dependencies: ["WxQueries", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(
-            name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "TestSupport"]),
+            name: "PostgresTests",
+            dependencies: [
+                "WxPostgres", "WxPostgresStore", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport"
+            ]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",

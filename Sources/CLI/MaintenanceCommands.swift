@@ -288,6 +288,45 @@ enum DoctorCommand {
         return found
     }
 
+    /// The "verification sums" line of `doctor --deep` on either engine: the kept sums compared with
+    /// (with `repair`, rewritten from) the stored pairs' sums; a difference also sets `problem`.
+    static func sumsResult(_ store: any Store, repair: Bool, problem: inout String?) throws -> String {
+        let result = try store.checkSums(repair: repair)
+        let skipped =
+            result.notCheckable > 0
+            ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
+            : ""
+        if result.differing.isEmpty {
+            return "ok: \(result.checked) group(s) match the rows" + skipped
+        }
+        let examples = result.differing.prefix(3).joined(separator: "; ")
+        if repair {
+            return
+                "repaired \(result.repaired) of \(result.checked) group(s) from the rows (e.g. \(examples))"
+                + skipped
+        }
+        problem =
+            "\(result.differing.count) of \(result.checked) verification sum group(s) differ from the stored rows (e.g. \(examples)), so query verify may answer wrongly there. Run 'wxdb doctor --deep --repair' to recompute them from the rows"
+        return "DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))" + skipped
+    }
+
+    /// The "verify by day" line of `doctor --deep`: verify over whole local days counts the pairs the
+    /// kept sums hold; a difference also sets (or adds to) `problem`.
+    static func wholeDaysResult(_ store: any Store, problem sumsProblem: inout String?) throws -> String {
+        if try store.sumsPending() { return "not checked: the sums of older data are not added yet" }
+        let result = try VerifyQuery.checkWholeDays(store)
+        guard !result.differing.isEmpty else {
+            return result.checked == 0
+                ? "ok: every kept day is a local day of its location's zone"
+                : "ok: \(result.checked) day(s) where kept sums of an earlier zone's days overlap answer as kept"
+        }
+        let examples = result.differing.prefix(3).joined(separator: "; ")
+        sumsProblem =
+            (sumsProblem.map { $0 + "; " } ?? "")
+            + "query verify over \(result.differing.count) whole local day(s) counts other pairs than the kept sums hold (e.g. \(examples)); this is a wxdb bug, report it"
+        return "DIFFERENT: \(result.differing.count) of \(result.checked) day(s) (e.g. \(examples))"
+    }
+
     static func run(_ args: Options, _ context: Context) throws {
         let path = args.database.path(context)
         if let conninfo = PostgresTarget.conninfo(path) { return try PostgresTarget.doctor(conninfo, args, context) }
@@ -381,41 +420,13 @@ enum DoctorCommand {
                             "not checked: the sums of data stored before this wxdb version are not added yet (any wxdb command that writes adds them)"
                     }
                 }
-                let result = try store.checkSums(repair: args.repair)
-                let skipped =
-                    result.notCheckable > 0
-                    ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
-                    : ""
-                if result.differing.isEmpty {
-                    return "ok: \(result.checked) group(s) match the rows" + skipped
-                }
-                let examples = result.differing.prefix(3).joined(separator: "; ")
-                if args.repair {
-                    return
-                        "repaired \(result.repaired) of \(result.checked) group(s) from the rows (e.g. \(examples))"
-                        + skipped
-                }
-                sumsProblem =
-                    "\(result.differing.count) of \(result.checked) verification sum group(s) differ from the stored rows (e.g. \(examples)), so query verify may answer wrongly there. Run 'wxdb doctor --deep --repair' to recompute them from the rows"
-                return "DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))" + skipped
+                return try sumsResult(store, repair: args.repair, problem: &sumsProblem)
             }
         }
         if (args.deep || args.repair) && problems.isEmpty {
             // After the sums: a repair may have changed what verify reads.
             check("verify by day") {
-                let store = try SQLiteStore.openReadOnly(path: path)
-                if try store.sumsPending() { return "not checked: the sums of older data are not added yet" }
-                let result = try VerifyQuery.checkWholeDays(store)
-                guard !result.differing.isEmpty else {
-                    return result.checked == 0
-                        ? "ok: every kept day is a local day of its location's zone"
-                        : "ok: \(result.checked) day(s) where kept sums of an earlier zone's days overlap answer as kept"
-                }
-                let examples = result.differing.prefix(3).joined(separator: "; ")
-                sumsProblem =
-                    (sumsProblem.map { $0 + "; " } ?? "")
-                    + "query verify over \(result.differing.count) whole local day(s) counts other pairs than the kept sums hold (e.g. \(examples)); this is a wxdb bug, report it"
-                return "DIFFERENT: \(result.differing.count) of \(result.checked) day(s) (e.g. \(examples))"
+                try wholeDaysResult(try SQLiteStore.openReadOnly(path: path), problem: &sumsProblem)
             }
         }
         if args.output.format == .json {

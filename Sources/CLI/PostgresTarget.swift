@@ -68,11 +68,26 @@ enum PostgresTarget {
             }
             return distribution.summary
         }
+        // --deep: the kept sums against the stored pairs, and verify over whole days, as on SQLite.
+        var sumsProblem: String?
         if args.deep || args.repair {
-            check("verification sums") { "not checked: doctor --deep does not read PostgreSQL yet (issue #30)" }
+            var store: (any Store)?
+            check("verification sums") {
+                guard problems.isEmpty else { return "not checked (fix the problems above first)" }
+                let opened = try open(conninfo, access: args.repair ? .write : .read)
+                store = opened
+                if !args.repair, try opened.sumsPending() {
+                    return
+                        "not checked: the sums of data stored before this wxdb version are not added yet (any wxdb command that writes adds them)"
+                }
+                return try DoctorCommand.sumsResult(opened, repair: args.repair, problem: &sumsProblem)
+            }
+            if problems.isEmpty, let store {
+                check("verify by day") { try DoctorCommand.wholeDaysResult(store, problem: &sumsProblem) }
+            }
         }
         if args.output.format == .json {
-            report.meta = [("path", .string(db.target)), ("ok", .bool(problems.isEmpty))]
+            report.meta = [("path", .string(db.target)), ("ok", .bool(problems.isEmpty && sumsProblem == nil))]
             report.rowsKey = "checks"
             try report.render(.json, context)
         } else {
@@ -81,6 +96,7 @@ enum PostgresTarget {
                 context.out(padded(label, to: 18) + result + "\n")
             }
         }
+        if problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
         if !problems.isEmpty {
             throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing")
         }

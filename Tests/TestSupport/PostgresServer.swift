@@ -139,10 +139,14 @@ public final class PostgresServer: Sendable {
     }
 
     /// A new, empty database, for one test; returns its name. Removed with the server.
-    public func createDatabase(_ prefix: String = "t") throws -> String {
+    /// With `icuLocale` (e.g. "en-US") its text sorts by that ICU collation instead of bytewise,
+    /// as a database created with a language's locale does.
+    public func createDatabase(_ prefix: String = "t", icuLocale: String? = nil) throws -> String {
         let name = "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())".replacingOccurrences(of: "-", with: "_")
         guard let programs = Self.programs else { throw PostgresServerError(description: "no createdb") }
-        let status = Self.shell("\(programs)/createdb -h \(folder) -p \(port) -U \(user) \(name) >/dev/null 2>&1")
+        let collation = icuLocale.map { " --template=template0 --locale-provider=icu --icu-locale=\($0)" } ?? ""
+        let status = Self.shell(
+            "\(programs)/createdb -h \(folder) -p \(port) -U \(user)\(collation) \(name) >/dev/null 2>&1")
         guard status == 0 else { throw PostgresServerError(description: "createdb \(name) failed") }
         return name
     }
