@@ -47,9 +47,11 @@ enum CopyCommand {
         }
         // A SQLite target the copy creates goes again when the copy fails: "as it was" is "not there".
         let newFile = PostgresTarget.conninfo(to) == nil && !FileManager.default.fileExists(atPath: to)
+        var targetName: String?
         do {
             let target = try StoreEngines.open(
                 to, create: true, busyTimeoutMilliseconds: Context.busyTimeoutMilliseconds, access: .write)
+            targetName = target.path
             guard let load = target as? any StoreLoad else {
                 throw CLIError("this wxdb cannot write \(target.path) for a copy")
             }
@@ -62,6 +64,13 @@ enum CopyCommand {
                 for suffix in ["", "-wal", "-shm", "-journal"] {
                     try? FileManager.default.removeItem(atPath: to + suffix)
                 }
+            }
+            // A failure mid-copy (a lost connection, a full disk) undid the whole transaction: say so.
+            if let targetName, !(error is CopyError) {
+                let message = userMessage(for: error)
+                throw CLIError(
+                    "\(message.hasSuffix(".") ? String(message.dropLast()) : message). The copy was undone: \(targetName) holds none of it; run wxdb copy again"
+                )
             }
             throw error
         }

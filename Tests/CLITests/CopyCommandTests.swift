@@ -186,6 +186,56 @@ struct CopyCommandTests {
     "wxdb copy through PostgreSQL",
     .serialized, .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
 struct PostgresCopyTests {
+    @Test("a connection killed mid-copy (pg_terminate_backend), of the target or the source: nothing in the target")
+    func killedMidCopy() async throws {
+        let (engine, postgres) = try freshCopyEngine()
+        let server = try PostgresServer.shared()
+        let box = Sandbox()
+        let response = try copyBerlinResponse()
+        for name in ["Berlin", "Potsdam"] {
+            let location = try engine.addLocation(
+                name: name, latitude: 52.5, longitude: 13.4, elevation: nil, timezone: "GMT", models: [], now: 5)
+            _ = try engine.storeRuns(
+                response, for: location, fetch: FetchRecord(fetchedAt: 1_700_000_000, origin: .fetch))
+        }
+        let lite = box.folder.appendingPathComponent("lite.sqlite").path
+        #expect(await box.run(["copy", "--from", postgres, "--to", lite]).code == 0)
+        let admin = try PostgresConnection(conninfo: server.conninfo())
+        func kill(_ connection: PostgresConnection) throws {
+            _ = try admin.scalarInt(
+                "SELECT count(*) FROM pg_terminate_backend($1::int)", [.integer(Int64(connection.backendPID))])
+        }
+
+        // SQLite into PostgreSQL, the target's connection ended after the runs and hourly rows went in.
+        let emptyTarget = server.conninfo(database: try server.createDatabase("killed"))
+        let target = try PostgresEngine(conninfo: emptyTarget, now: 1_700_000_000)
+        let source = try SQLiteStore.open(path: lite, create: false, access: .read)
+        #expect(throws: PostgresError.self) {
+            try StoreCopier.copy(from: source, to: target) { table in
+                if table == CopyTables.dailyForecasts.label { try kill(target.db) }
+            }
+        }
+        let check = try PostgresEngine(conninfo: emptyTarget, migrate: false, now: 1_700_000_000)
+        #expect(try check.copyTargetContents() == nil)
+        for table in CopyTables.all { #expect(try check.copyCount(table) == 0, "\(table.name)") }
+
+        // PostgreSQL into SQLite, the source's connection ended mid-stream: the SQLite transaction is undone.
+        let reader = try PostgresEngine(conninfo: postgres, migrate: false, now: 1_700_000_000)
+        let other = try SQLiteStore.open(
+            path: box.folder.appendingPathComponent("other.sqlite").path, create: true, access: .write)
+        #expect(throws: PostgresError.self) {
+            try StoreCopier.copy(from: reader, to: other) { table in
+                if table == CopyTables.hourlyForecasts.label { try kill(reader.db) }
+            }
+        }
+        for table in CopyTables.all { #expect(try other.copyCount(table) == 0, "\(table.name)") }
+
+        // The same empty target then takes the whole copy, through the CLI.
+        let copied = await box.run(["copy", "--from", lite, "--to", emptyTarget])
+        #expect(copied.code == 0, "\(copied.stderrText)")
+        #expect(copied.stdout.contains("ids kept"))
+    }
+
     @Test("PostgreSQL's per-location ids meeting in SQLite are renumbered; each location keeps its own runs")
     func renumbered() async throws {
         let (engine, postgres) = try freshCopyEngine()
