@@ -38,7 +38,9 @@ let package = Package(
             path: "Sources/CZlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
-        .target(name: "WxSQLite", dependencies: ["CSQLite"], path: "Sources/SQLite"),
+        // The migration type (name, SQL, checksum) both engines' schemas are made of.
+        .target(name: "WxSchemaMigration", path: "Sources/SchemaMigration"),
+        .target(name: "WxSQLite", dependencies: ["CSQLite", "WxSchemaMigration"], path: "Sources/SQLite"),
         .target(name: "WxCore", path: "Sources/Core"),
         // Official stations' files (METAR, ISD-Lite, GHCNh, Meteostat) read into hourly values;
         // zlib only for their gzip downloads.
@@ -55,7 +57,8 @@ let package = Package(
         // redaction) and wxdb's PostgreSQL schema and migrations over it.
         .target(name: "WxPostgres", dependencies: ["CLibPQ"], path: "Sources/Postgres"),
         .target(
-            name: "WxPostgresStore", dependencies: ["WxPostgres", "WxCore", "WxStore"], path: "Sources/PostgresStore"),
+            name: "WxPostgresStore", dependencies: ["WxPostgres", "WxCore", "WxStore", "WxSchemaMigration"],
+            path: "Sources/PostgresStore"),
         .target(name: "WxReplay", path: "Sources/Replay"),
         .target(name: "WxCharts", path: "Sources/Charts"),
         .target(
@@ -84,7 +87,8 @@ let package = Package(
             dependencies: ["WxQueries", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport"]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(
-            name: "PostgresTests", dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "TestSupport"]),
+            name: "PostgresTests",
+            dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "WxSchemaMigration", "TestSupport"]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",

@@ -51,19 +51,12 @@ public final class PostgresEngine {
         name: String, latitude: Double, longitude: Double, elevation: Double?, timezone: String, models: [String],
         now: Int64
     ) throws -> Location {
-        let trimmed = name.trimmed()
-        guard !trimmed.isEmpty else { throw LocationError.invalidName("it is empty") }
-        guard (-90...90).contains(latitude) else {
-            throw LocationError.invalidCoordinate("latitude \(latitude) is outside -90...90")
-        }
-        guard (-180...180).contains(longitude) else {
-            throw LocationError.invalidCoordinate("longitude \(longitude) is outside -180...180")
-        }
-        let modelList = models.isEmpty ? ["best_match"] : models
+        try Location.checkNew(name: name, latitude: latitude, longitude: longitude)
+        let modelList = Location.savedModels(models)
         return try db.transaction {
             // Location ids are the distribution key: handed out one at a time, under a lock.
             try db.lockForTransaction(Self.locationIDLock)
-            if try location(named: name) != nil { throw LocationError.duplicate(name) }
+            try Location.checkUnused(name, existing: location(named: name))
             let id = try db.scalarInt("SELECT coalesce(max(id), 0) + 1 FROM locations") ?? 1
             try db.run(
                 "INSERT INTO locations (id, name, latitude, longitude, elevation, timezone, models, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",

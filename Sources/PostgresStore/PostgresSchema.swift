@@ -4,27 +4,7 @@
 // newer wxdb migrated, is refused before anything is written. Migrations run under an advisory
 // lock, so two wxdb processes starting at once on a new database apply each migration once.
 import WxPostgres
-
-/// One PostgreSQL migration: its file name (without `.sql`) and SQL.
-public struct PostgresMigration: Sendable, Equatable {
-    public let name: String
-    public let sql: String
-    public init(name: String, sql: String) {
-        self.name = name
-        self.sql = sql
-    }
-
-    /// FNV-1a of the SQL text, as SQLite's migrations record it, so an edited migration is noticed.
-    public var checksum: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-}
+import WxSchemaMigration
 
 /// Why a PostgreSQL database cannot be used by this build; nothing was written.
 public enum PostgresSchemaError: Error, CustomStringConvertible, Equatable {
@@ -150,11 +130,11 @@ public enum PostgresSchema {
     }
 
     /// Throws when the database is not one this build can use; writes nothing.
-    public static func check(_ db: PostgresConnection, migrations: [PostgresMigration] = migrations) throws {
+    public static func check(_ db: PostgresConnection, migrations: [SchemaMigration] = migrations) throws {
         try check(records: applied(on: db), target: db.target, migrations: migrations)
     }
 
-    static func check(records: [(name: String, checksum: String)], target: String, migrations: [PostgresMigration])
+    static func check(records: [(name: String, checksum: String)], target: String, migrations: [SchemaMigration])
         throws
     {
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0.checksum) })
@@ -175,7 +155,7 @@ public enum PostgresSchema {
     }
 
     /// The names of the migrations not yet applied (after the same checks as `check`).
-    public static func pending(on db: PostgresConnection, migrations: [PostgresMigration] = migrations) throws
+    public static func pending(on db: PostgresConnection, migrations: [SchemaMigration] = migrations) throws
         -> [String]
     {
         let records = try applied(on: db)
@@ -188,7 +168,7 @@ public enum PostgresSchema {
     /// migration lock (a second process waits, then finds it applied and skips it).
     @discardableResult
     public static func migrate(
-        _ db: PostgresConnection, now: Int64, migrations: [PostgresMigration] = migrations
+        _ db: PostgresConnection, now: Int64, migrations: [SchemaMigration] = migrations
     ) throws -> PostgresMigrationOutcome {
         var outcome = PostgresMigrationOutcome()
         let records = try applied(on: db)

@@ -1,24 +1,8 @@
-/// One schema change: a name (its file name without `.sql`) and the SQL it runs.
-public struct Migration: Sendable, Equatable {
-    public let name: String
-    public let sql: String
-    public init(name: String, sql: String) {
-        self.name = name
-        self.sql = sql
-    }
+@_exported import WxSchemaMigration
 
-    /// A checksum of the SQL text, recorded when the migration is applied, so an edited
-    /// migration is noticed instead of silently diverging from databases already migrated.
-    public var checksum: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-}
+/// One schema change: a name (its file name without `.sql`) and the SQL it runs; the type both
+/// engines' migrations share (its checksum included).
+public typealias Migration = SchemaMigration
 
 /// Why a database cannot be migrated by this build.
 public enum MigrationError: Error, CustomStringConvertible, Equatable {

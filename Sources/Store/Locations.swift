@@ -30,6 +30,28 @@ public struct Location: Sendable, Equatable {
     }
 }
 
+extension Location {
+    /// Checks a new location's name and coordinates, as every engine does before saving it
+    /// (`LocationError` says what is wrong).
+    public static func checkNew(name: String, latitude: Double, longitude: Double) throws {
+        guard !name.trimmed().isEmpty else { throw LocationError.invalidName("it is empty") }
+        guard (-90...90).contains(latitude) else {
+            throw LocationError.invalidCoordinate("latitude \(latitude) is outside -90...90")
+        }
+        guard (-180...180).contains(longitude) else {
+            throw LocationError.invalidCoordinate("longitude \(longitude) is outside -180...180")
+        }
+    }
+
+    /// Refuses a name already saved (`existing` is the engine's look-up of it).
+    public static func checkUnused(_ name: String, existing: Location?) throws {
+        if existing != nil { throw LocationError.duplicate(name) }
+    }
+
+    /// The models a new location is saved with: those given, or `best_match`.
+    public static func savedModels(_ models: [String]) -> [String] { models.isEmpty ? ["best_match"] : models }
+}
+
 /// Errors about locations, worded for the user.
 public enum LocationError: Error, CustomStringConvertible, Equatable {
     case unknown(String)

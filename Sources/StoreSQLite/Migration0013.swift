@@ -1,5 +1,6 @@
 import WxCore
 import WxSQLite
+import WxStore
 
 // The part of migration 0013 only Swift can do (see Migrations/0013_*.sql): the circular sums of
 // the direction groups kept before it, from their stored pairs.

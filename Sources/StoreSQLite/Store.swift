@@ -21,7 +21,7 @@ public final class SQLiteStore {
     /// Why the database was opened read-only (for a reading command on a file the user cannot
     /// write), or nil when it is writable.
     public private(set) var readOnlyReason: String?
-    /// Who keeps `verification_summaries` current for the write running now (see LiveSums.swift):
+    /// Who keeps `verification_summaries` current for the write running now (see SumsScopes.swift):
     /// set only by `keeping(_:_:)`, which a bulk write wraps around what it writes.
     var sumsKeeping = SumsKeeping.eachWrite
 

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 import WxPostgres
 import WxPostgresStore
+import WxSchemaMigration
 
 private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
@@ -146,7 +147,7 @@ struct PostgresSchemaTests {
         let (db, _) = try freshDatabase()
         try PostgresSchema.migrate(db, now: 0)
         let edited = [
-            PostgresMigration(name: "0001_initial_schema", sql: PostgresSchema.migrations[0].sql + "\n-- edited")
+            SchemaMigration(name: "0001_initial_schema", sql: PostgresSchema.migrations[0].sql + "\n-- edited")
         ]
         #expect(throws: PostgresSchemaError.checksumMismatch(name: "0001_initial_schema", target: db.target)) {
             try PostgresSchema.migrate(db, now: 0, migrations: edited)
@@ -156,7 +157,7 @@ struct PostgresSchemaTests {
     @Test("a migration that fails halfway leaves nothing of itself")
     func failingMigration() throws {
         let (db, _) = try freshDatabase()
-        let broken = [PostgresMigration(name: "0001_broken", sql: "CREATE TABLE half (i bigint); SELECT 1 / 0;")]
+        let broken = [SchemaMigration(name: "0001_broken", sql: "CREATE TABLE half (i bigint); SELECT 1 / 0;")]
         #expect(throws: PostgresError.self) { try PostgresSchema.migrate(db, now: 0, migrations: broken) }
         #expect(try snapshot(db).isEmpty)
     }
