@@ -66,10 +66,13 @@ public struct StoredSummary: Sendable {
 /// A run `Store.pruneBatch` is about to prune.
 public struct PrunableRun: Sendable {
     public var id: Int64
+    /// The run's location, where run ids count per location (PostgreSQL); nil where an id is unique.
+    public var locationID: Int64?
 
     /// A value with every field given (engines build these from their rows).
-    public init(id: Int64) {
+    public init(id: Int64, locationID: Int64? = nil) {
         self.id = id
+        self.locationID = locationID
     }
 }
 
