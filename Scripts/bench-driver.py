@@ -31,6 +31,7 @@ sys.path.insert(0, SCRIPTS)
 gen = __import__("bench-gen")
 scale = __import__("bench-scale")
 lean = __import__("bench-lean")
+pgbench = __import__("bench-postgres")
 
 PY = sys.executable
 # GNU time forks the command from its own small process and reports that child's peak RSS.
@@ -752,7 +753,7 @@ def main():
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,lean,scale")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,lean,postgres,scale")
     ap.add_argument("--baseline-wxdb", help="a release wxdb of an earlier commit, for the lean rows")
     ap.add_argument("--baseline-rev", default="?", help="the commit --baseline-wxdb was built from")
     ap.add_argument("--static-wxdb", help="the self-contained binary of Scripts/package, for the lean rows")
@@ -783,6 +784,9 @@ def main():
         if not hasattr(b, "files"):
             b.data()
         lean.Lean(b, sys.modules[__name__], a.baseline_wxdb, a.static_wxdb, a.baseline_rev).run()
+    if "postgres" in only and not a.scale:
+        # wxdb on PostgreSQL beside SQLite (issue #30); one line and no rows where PostgreSQL is missing.
+        pgbench.Postgres(b, sys.modules[__name__]).run()
     if "scale" in only and (a.scale or a.quick or a.scale_locations):
         # Small in --quick (so CI runs it cheaply); the full size only with --scale (many minutes).
         n = a.scale_locations or (1000 if a.scale else 20)

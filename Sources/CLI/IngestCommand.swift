@@ -17,6 +17,7 @@ enum IngestCommand {
         var forecastDays: Int?
         var pastDays: Int?
         var wait: Double?
+        var shard: Shard?
 
         static var table: [Opt<Options>] {
             // Repeated only, not comma-separated: a location's name may hold a comma ("Paris, TX").
@@ -36,7 +37,14 @@ enum IngestCommand {
                     default: "1", \.pastDays),
                 .double(
                     "wait", "seconds", "How long to wait for another running ingest to finish.", in: 0...86400,
-                    default: "300", \.wait)
+                    default: "300", \.wait),
+                Opt(
+                    spec: OptionSpec(
+                        name: "shard", valueName: "K/N",
+                        help: "Only the locations whose id is K modulo N (0 <= K < N), so N ingests share the work.")
+                ) {
+                    $0.shard = try Shard(parsing: $1.last!)
+                }
             ]
                 + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
@@ -69,6 +77,15 @@ enum IngestCommand {
         guard !locations.isEmpty else {
             throw CLIError("no saved locations to ingest; add one with 'wxdb locations add NAME --lat DEG --lon DEG'")
         }
+        if let shard = args.shard {
+            let all = locations.count
+            locations = locations.filter { shard.holds($0.id) }
+            guard !locations.isEmpty else {
+                // Not a failure: with more shards than locations some shards are empty, and cron should not mail.
+                context.note("Shard \(shard) holds none of the \(all) locations; nothing to ingest")
+                return
+            }
+        }
         let ingestor = Ingestor(
             store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context),
             now: { [context] in context.now() })
@@ -96,6 +113,31 @@ enum IngestCommand {
             throw IngestFailed()
         }
     }
+}
+
+/// A share of the saved locations for one of N ingest processes: ids congruent to `index` modulo `count`.
+struct Shard: CustomStringConvertible {
+    let index: Int64
+    let count: Int64
+
+    /// Parses `K/N`; anything else (K >= N, N < 1, a sign, not two whole numbers) is a usage error.
+    init(parsing text: String) throws {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int64(parts[0]), let count = Int64(parts[1]),
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else {
+            throw UsageError("--shard must be K/N with whole numbers, such as 0/4, not '\(text)'")
+        }
+        guard count >= 1 else { throw UsageError("--shard K/N needs N of at least 1, not \(count)") }
+        guard index < count else {
+            throw UsageError("--shard K/N needs K from 0 to N-1 (\(count - 1) here), not \(index)")
+        }
+        self.index = index
+        self.count = count
+    }
+
+    func holds(_ id: Int64) -> Bool { id % count == index }
+    var description: String { "\(index)/\(count)" }
 }
 
 /// Ingest already printed its summary; exit 1 without another message.

@@ -23,6 +23,7 @@ public enum WXDB {
                 LocationsCommand.command, IngestCommand.command, BackfillCommand.command, ImportCommand.command,
                 ObserveCommand.command, QueryCommand.command, ExportCommand.command, ScheduleCommand.command,
                 PruneCommand.command, ReportCommand.command, StatsCommand.command, DoctorCommand.command,
+                CopyCommand.command,
                 CompletionCommand.command
             ]
         )

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The PostgreSQL section of Scripts/bench (issue #30): wxdb on PostgreSQL beside wxdb on SQLite, in
+the same run, on the same data. It starts its own throwaway server as the tests do (initdb into a
+scratch folder, a free port on 127.0.0.1, the socket in that folder; as root the server runs as the
+postgres user), and deletes it at the end. Skipped with one line when PostgreSQL's programs are
+missing. A measure whose wxdb command fails on PostgreSQL (an engine piece not built yet) shows the
+error instead of a figure.
+
+Rows: ingest, one process, values/s (target: at least half of SQLite's); query verify p50/p95 over 50
+of 1,000 locations (100 with --quick; target p95 <= 50 ms); export pairs rows/s; bytes per stored
+value (target <= 12); `wxdb copy` SQLite -> PostgreSQL rows/s; the hourly cycle of the same locations
+through the replay server (CPU and wall for wxdb and for the server).
+"""
+import glob
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+
+def programs():
+    """The folder with initdb and pg_ctl, or None."""
+    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.access(os.path.join(folder, "initdb"), os.X_OK) and os.access(os.path.join(folder, "pg_ctl"), os.X_OK):
+            return folder
+    return None
+
+
+class Server:
+    """A throwaway PostgreSQL server: trust on the socket and 127.0.0.1, stopped and deleted by stop()."""
+
+    def __init__(self, bin_dir):
+        self.bin = bin_dir
+        self.folder = tempfile.mkdtemp(prefix="wxdb-bench-pg-")
+        self.data = os.path.join(self.folder, "data")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.as_root = os.getuid() == 0
+        if self.as_root:
+            shutil.chown(self.folder, "postgres")
+        self.run([os.path.join(self.bin, "initdb"), "-D", self.data, "-A", "trust", "-U", "postgres", "-E", "UTF8"])
+        self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-w", "-l", os.path.join(self.folder, "log"),
+                  "-o", "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=on" % (self.port, self.folder), "start"])
+
+    def run(self, cmd):
+        if self.as_root:
+            cmd = ["runuser", "-u", "postgres", "--"] + cmd
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def conninfo(self, db):
+        return "postgresql://postgres@127.0.0.1:%d/%s" % (self.port, db)
+
+    def psql(self, db, text):
+        p = subprocess.run([os.path.join(self.bin, "psql"), "-qAtX", "-h", "127.0.0.1", "-p", str(self.port), "-U",
+                            "postgres", "-d", db, "-c", text], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip())
+        return p.stdout.strip()
+
+    def create(self, db):
+        self.psql("postgres", "CREATE DATABASE %s" % db)
+        return self.conninfo(db)
+
+    def stop(self):
+        try:
+            self.run([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"])
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Postgres:
+    def __init__(self, bench, d):
+        self.b, self.d = bench, d
+        self.quick = bench.quick
+        self.wxdb = bench.wxdb
+        self.replay = os.path.join(os.path.dirname(bench.wxdb), "wxdb-replay")
+
+    def row(self, measure, ours, base="", ratio="", target="", ok=None):
+        self.b.row("PostgreSQL", measure, ours, base, ratio, target, ok)
+        self.b.log("postgres: %s: %s | %s | %s" % (measure, ours, base, ratio))
+
+    def failed(self, measure, run):
+        first = (run.err.decode(errors="replace").strip().splitlines() or ["exit %d" % run.rc])[-1]
+        self.row(measure, "n/a: " + first[:160], "", "", "", False)
+
+    def run(self):
+        bin_dir = programs()
+        if bin_dir is None:
+            line = "PostgreSQL rows skipped: PostgreSQL's programs (initdb, pg_ctl) are not installed (Debian: apt-get install postgresql-15)"
+            self.b.log(line)
+            self.b.notes.append(line)
+            return
+        self.server = Server(bin_dir)
+        try:
+            for step in (self.ingest, self.many_locations):
+                try:
+                    step()
+                except Exception as e:  # one failing measure must not hide the others
+                    self.row(step.__name__, "n/a: %s" % str(e)[:160], "", "", "", False)
+        finally:
+            self.server.stop()
+
+    def ingest(self):
+        """One process storing the same saved responses on SQLite and on PostgreSQL (wxdb import, one
+        transaction), and the bytes per stored value each engine then holds."""
+        b, d = self.b, self.d
+        if not hasattr(b, "files"):
+            b.data()
+        files = b.files[:100] if self.quick else b.files
+        fetched = b.manifest[0]["fetched_at"]
+        lite = os.path.join(b.work, "pg-ingest.sqlite")
+        best_lite = best_pg = None
+        for rep in range(2):
+            b.new_wxdb(lite)
+            r = d.measured([self.wxdb, "--db", lite, "--quiet", "import", *files, "--location", d.LOC,
+                            "--fetched-at", d.iso(fetched)])
+            best_lite = r if best_lite is None or r.wall < best_lite.wall else best_lite
+            pg = self.server.create("ingest%d" % rep)
+            add = d.measured([self.wxdb, "--db", pg, "--quiet", "locations", "add", d.LOC, "--lat", "52.52", "--lon",
+                              "13.41", "--timezone", "Europe/Berlin"], check=False)
+            if add.rc != 0:
+                return self.failed("ingest, one process (locations add)", add)
+            r = d.measured([self.wxdb, "--db", pg, "--quiet", "import", *files, "--location", d.LOC, "--fetched-at",
+                            d.iso(fetched)], check=False)
+            if r.rc != 0:
+                return self.failed("ingest, one process, %d responses" % len(files), r)
+            best_pg = r if best_pg is None or r.wall < best_pg.wall else best_pg
+        c = d.counts(lite)
+        v = c["values"]
+        ratio = best_lite.wall / best_pg.wall
+        self.row("ingest, one process, %d responses (%s values), values/s" % (len(files), f"{v:,}"),
+                 d.rate(v, best_pg), "SQLite %s" % d.rate(v, best_lite), "%.2fx SQLite's rate" % ratio,
+                 "≥ 0.5x SQLite", ratio >= 0.5)
+        self.bytes_per_value(pg, lite, c)
+
+    def bytes_per_value(self, pg, lite, c):
+        db = pg.rsplit("/", 1)[1]
+        sizes = self.server.psql(db, "SELECT pg_relation_size('hourly_forecasts') + pg_relation_size('daily_forecasts'), "
+                                     "pg_total_relation_size('hourly_forecasts') + pg_total_relation_size('daily_forecasts'), "
+                                     "(SELECT count(*) FROM hourly_forecasts), (SELECT count(*) FROM daily_forecasts)")
+        heap, total, hours, days = map(int, sizes.split("|"))
+        values = hours * 12 + days * 8
+        lite_bytes = self.d.db_bytes(lite)
+        per = total / values
+        self.row("bytes per stored value, hourly and daily rows with their keys and indexes (%s values)" % f"{values:,}",
+                 "%.1f B (heap alone %.1f B)" % (per, heap / values), "SQLite file %.1f B" % (lite_bytes / c["values"]),
+                 "", "≤ 12 B", per <= 12)
+
+    def many_locations(self):
+        """A history of many locations (the scale section's generator), copied into PostgreSQL with
+        wxdb copy; then query verify over 50 of them and export pairs on both engines, and the hourly
+        cycle of the same locations through the replay server."""
+        b, d = self.b, self.d
+        scale = d.scale
+        n = 100 if self.quick else 1000
+        days = 2 if self.quick else 7
+        lite = os.path.join(b.work, "pg-many-%d-%d.sqlite" % (n, days))
+        end = int(time.time()) // 10800 * 10800 - 86400
+        s = scale.Scale(b, d, n, days)
+        s.build(lite, n, end)
+        s.add_sums([lite], end)
+        d.measured([self.wxdb, "--db", lite, "--quiet", "stats"])
+        pg = self.server.create("many")
+        c = d.counts(lite)
+        copy = d.measured([self.wxdb, "--quiet", "copy", "--from", lite, "--to", pg], check=False)
+        if copy.rc != 0:
+            return self.failed("wxdb copy SQLite -> PostgreSQL, %s locations x %d days" % (f"{n:,}", days), copy)
+        rows = c["runs"] + c["hours"] + c["days"] + c["log"] + c["obs"]
+        self.row("wxdb copy SQLite -> PostgreSQL, %s locations x %d days (%s rows), rows/s" % (f"{n:,}", days, f"{rows:,}"),
+                 d.rate(rows, copy), "", "", "", None)
+        # query verify over 50 locations, each a whole process, on both engines.
+        names = ["S%04d" % (1 + i * n // 50) for i in range(50)]
+        times = {"pg": [], "lite": []}
+        failure = None
+        for name in names:
+            for engine, db in (("lite", lite), ("pg", pg)):
+                r = d.measured([self.wxdb, "--db", db, "query", "verify", "--location", name, "--source", "station",
+                                "--format", "json"], check=False, capture=True)
+                if r.rc != 0 and failure is None and engine == "pg":
+                    failure = r
+                times[engine].append(r.wall)
+        if failure is not None:
+            self.failed("query verify over 50 of %s locations" % f"{n:,}", failure)
+        else:
+            p50, p95 = scale.pct(times["pg"], 50), scale.pct(times["pg"], 95)
+            self.row("query verify over 50 of %s locations, p50 / p95" % f"{n:,}", "%s / %s" % (d.ms(p50), d.ms(p95)),
+                     "SQLite %s / %s" % (d.ms(scale.pct(times["lite"], 50)), d.ms(scale.pct(times["lite"], 95))), "",
+                     "p95 ≤ 50 ms", p95 <= 0.05)
+        # export pairs of every location, rows/s.
+        out = {}
+        for engine, db in (("lite", lite), ("pg", pg)):
+            path = os.path.join(b.work, "pg-pairs-%s.csv" % engine)
+            with open(path, "wb") as f:
+                r = d.measured([self.wxdb, "--db", db, "export", "pairs", "--source", "station"], stdout=f, check=False)
+            lines = sum(1 for _ in open(path, "rb")) - 1
+            out[engine] = (r, lines)
+            os.remove(path)
+        r, lines = out["pg"]
+        if r.rc != 0:
+            self.failed("export pairs", r)
+        else:
+            self.row("export pairs, every location (%s rows), rows/s" % f"{lines:,}", d.rate(lines, r),
+                     "SQLite %s" % d.rate(out["lite"][1], out["lite"][0]),
+                     "same rows" if lines == out["lite"][1] else "**rows differ: SQLite %d**" % out["lite"][1], "", None)
+        self.cycle(n)
+
+    def cycle(self, n):
+        """The hourly cycle of n locations through the replay server on PostgreSQL beside SQLite: a first
+        ingest with the server's clock 3 h back, then the steady cycle at the real clock."""
+        d = self.d
+        lean = d.lean
+        now = int(time.time())
+        proc = subprocess.Popen([self.replay, "--fixtures", os.path.join(d.ROOT, "Fixtures"), "--now", str(now - 3 * 3600)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+        def server_cpu():
+            with open("/proc/%d/stat" % proc.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        try:
+            base = proc.stdout.readline().decode().strip()
+            env = dict(os.environ, WXDB_FORECAST_URL=base + "/v1/forecast", WXDB_ARCHIVE_URL=base + "/v1/archive",
+                       WXDB_GEOCODING_URL=base + "/v1/search", WXDB_META_URL=base + "/data", WXDB_API_KEY="bench")
+            lite = os.path.join(self.b.work, "pg-cycle.sqlite")
+            d.rm_db(lite)
+            d.measured([self.wxdb, "--db", lite, "--quiet", "locations", "add", "seed", "--lat", "0", "--lon", "0"])
+            db = sqlite3.connect(lite, isolation_level=None)
+            db.execute("BEGIN")
+            db.execute("DELETE FROM locations")
+            db.executemany("INSERT INTO locations (id, name, latitude, longitude, elevation, timezone, created_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)", [r[:7] for r in d.scale.location_rows(n, now - 86400)])
+            db.execute("COMMIT")
+            db.close()
+            pg = self.server.create("cycle")
+            copied = d.measured([self.wxdb, "copy", "--from", lite, "--to", pg], check=False)
+            if copied.rc != 0:
+                return self.failed("hourly cycle (copying the locations)", copied)
+            figures = {}
+            for engine, target in (("SQLite", lite), ("PostgreSQL", pg)):
+                urllib.request.urlopen(base + "/_control/reset").read()
+                urllib.request.urlopen(base + "/_control/now?t=%d" % (now - 3 * 3600)).read()
+                s0 = server_cpu()
+                first = lean.cpu_run([self.wxdb, "--db", target, "--quiet", "ingest"], env=env)
+                s1 = server_cpu()
+                urllib.request.urlopen(base + "/_control/now?t=real").read()
+                steady = lean.cpu_run([self.wxdb, "--db", target, "--quiet", "ingest"], env=env)
+                figures[engine] = (first, s1 - s0, steady, server_cpu() - s1)
+            (first, sf, steady, ss) = figures["PostgreSQL"]
+            if first[2] != 0 or steady[2] != 0:
+                err = (first[3] if first[2] != 0 else steady[3]).decode(errors="replace").strip().splitlines()
+                self.row("hourly cycle of %s locations" % f"{n:,}", "n/a: " + (err[-1] if err else "failed")[:160], "", "",
+                         "", False)
+                return
+            lf, lsf, ls, lss = figures["SQLite"]
+            self.row("hourly cycle of %s locations through the replay server: steady / first ingest" % f"{n:,}",
+                     "%.2f s CPU (%.1f s wall), server %.2f s / %.2f s CPU (%.1f s wall), server %.2f s" % (
+                         steady[0], steady[1], ss, first[0], first[1], sf),
+                     "SQLite %.2f s CPU (%.1f s wall) / %.2f s CPU (%.1f s wall)" % (ls[0], ls[1], lf[0], lf[1]), "", "", None)
+        finally:
+            proc.terminate()
+            proc.wait()
