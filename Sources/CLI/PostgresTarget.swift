@@ -42,16 +42,8 @@ enum PostgresTarget {
     /// `wxdb doctor` on PostgreSQL: where, which server and client, the schema, the Citus placement.
     static func doctor(_ conninfo: String, _ args: DoctorCommand.Options, _ context: Context) throws {
         let db = try connect(conninfo)
-        var problems: [String] = []
-        var report = Report(columns: [.init("check", .text), .init("result", .text)])
-        func check(_ label: String, _ body: () throws -> String) {
-            do {
-                report.rows.append([.text(label), .text(try body())])
-            } catch {
-                problems.append("\(label): \(error)")
-                report.rows.append([.text(label), .text("FAILED: \(error)")])
-            }
-        }
+        let checks = DoctorChecks()
+        let check = checks.check
         check("database") { db.target }
         check("engine") { try PostgresSchema.engine(on: db) }
         check("libpq") { versionText(PostgresConnection.libraryVersion) + " (opened at the first connection)" }
@@ -73,18 +65,10 @@ enum PostgresTarget {
         if args.deep || args.repair {
             check("verification sums") { "not checked: doctor --deep does not read PostgreSQL yet (issue #30)" }
         }
-        if args.output.format == .json {
-            report.meta = [("path", .string(db.target)), ("ok", .bool(problems.isEmpty))]
-            report.rowsKey = "checks"
-            try report.render(.json, context)
-        } else {
-            for row in report.rows {
-                guard case .text(let label?) = row[0], case .text(let result?) = row[1] else { continue }
-                context.out(padded(label, to: 18) + result + "\n")
-            }
-        }
-        if !problems.isEmpty {
-            throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing")
+        try checks.print(args.output.format, path: db.target, ok: checks.problems.isEmpty, context)
+        if !checks.problems.isEmpty {
+            throw CLIError(
+                "the database has problems (\(checks.problems.joined(separator: "; "))). wxdb changed nothing")
         }
     }
 
