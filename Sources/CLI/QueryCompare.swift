@@ -76,6 +76,7 @@ extension Query.Compare {
         } catch {
             try Query.explainNoPairs(error, store: store, location: location, model: nil, now: context.nowUnix)
         }
+        try Query.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         if options.output.format != .table { for note in result.notes { context.note("Note: " + note) } }
         try report(result, location).render(options.output.format, context)
     }

@@ -371,9 +371,7 @@ extension Query.Verify {
     }
 
     /// `0–6 h`, `12–24 h`, `1–2 d`.
-    static func leadLabel(_ from: Int, _ to: Int) -> String {
-        to <= 24 ? "\(from)–\(to) h" : "\(from / 24)–\(to / 24) d"
-    }
+    static func leadLabel(_ from: Int, _ to: Int) -> String { LeadBuckets.label(from: from, to: to) }
 
     /// "hours" below a day, "days" beyond.
     static func leadWords(_ from: Int, _ to: Int) -> String {
