@@ -38,9 +38,9 @@ enum BackfillCommand {
             ]
                 + TimeRangeOptions.options(\.range, on: "runs initialised")
                 + [
-                    .list(
-                        "model", "model", "Models to load (default: the location's models; best_match is left out).",
-                        \.models),
+                    ModelListOption.option(
+                        \.models, name: "model",
+                        help: "Models to load (default: the location's models; best_match is left out)."),
                     .int(
                         "every", "hours",
                         "Ask for a run every N hours (a multiple of 3) instead of the model's own cadence.",

@@ -16,7 +16,7 @@ enum ChartViews {
         let unit = variable.isProbability ? "%" : result.options.units.unit(variable.quantity)
         let buckets = Array(Set(result.rows.map { LeadBucket(from: $0.leadFromHours, to: $0.leadToHours) })).sorted()
         let position = Dictionary(uniqueKeysWithValues: buckets.enumerated().map { ($0.element, Double($0.offset)) })
-        let labels = buckets.map { QueryVerify.leadLabel($0.from, $0.to) }
+        let labels = buckets.map { Query.Verify.leadLabel($0.from, $0.to) }
         var models: [String?] = []
         for row in result.rows where !models.contains(row.model) { models.append(row.model) }
         func band(_ rows: [VerifyRow], _ score: IntervalScore) -> [ChartBand] {
@@ -38,7 +38,7 @@ enum ChartViews {
                     let bucket = LeadBucket(from: row.leadFromHours, to: row.leadToHours)
                     return ChartPoint(
                         x: position[bucket]!, y: v, n: withN ? row.scores.n : nil,
-                        note: "lead \(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), \(number(v)) \(unit)"
+                        note: "lead \(Query.Verify.leadLabel(row.leadFromHours, row.leadToHours)), \(number(v)) \(unit)"
                             + (withN ? "" : " (n=\(row.scores.n))"))
                 }
             }
@@ -75,7 +75,7 @@ enum ChartViews {
     static func categorical(_ result: VerifyResult, id: String) -> LineChart? {
         let rows = result.rows.filter { $0.contingency != nil }
         guard !rows.isEmpty else { return nil }
-        let labels = rows.map { QueryVerify.leadLabel($0.leadFromHours, $0.leadToHours) }
+        let labels = rows.map { Query.Verify.leadLabel($0.leadFromHours, $0.leadToHours) }
         let scores: [(String, (Contingency) -> Double?)] = [
             ("POD", { $0.pod }), ("FAR", { $0.far }), ("CSI", { $0.csi }), ("ETS", { $0.ets })
         ]
@@ -149,7 +149,7 @@ enum ChartViews {
             series.append(forecast)
         }
         let banded = series.contains { !$0.band.isEmpty }
-        let level = QueryTrend.percentText(first.confidence ?? 0.95)
+        let level = Query.Trend.percentText(first.confidence ?? 0.95)
         let startOffset = ZoneTime.offset(at: first.points.first?.time ?? 0, timezone: location.timezone)
         var chart = LineChart(
             id: id,
@@ -157,7 +157,7 @@ enum ChartViews {
                 "\(first.variable.name): observed and forecast over time (\(daily ? "daily \(totals ? "totals" : "means")" : "hourly"))",
             description:
                 "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the \(totals ? "total" : "mean") of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)")\(banded ? "; the shaded band around a forecast line is the \(level)% interval of the day's mean forecast (the observation plus the interval of the day's error, from its hours): where the observed line leaves it, that day's error is beyond the noise" : "").",
-            xTitle: "valid time (\(QueryCommand.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
+            xTitle: "valid time (\(Query.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
             series: series)
         chart.xAxis = .time(offset: startOffset)
         chart.sizeByN = markers
@@ -198,7 +198,7 @@ enum ChartViews {
         var chart = LineChart(
             id: id,
             title:
-                "\(history.variable.name) for \(TimeInput.local(history.validTime, timezone: location.timezone)) (\(QueryCommand.zoneLabel(location))): run after run",
+                "\(history.variable.name) for \(TimeInput.local(history.validTime, timezone: location.timezone)) (\(Query.zoneLabel(location))): run after run",
             description:
                 "Every stored run's forecast of \(history.variable.name) for one hour against how far ahead it was issued; \(downsampled ? "neighbouring runs averaged, marker area the runs behind each point" : "each point is one run (n=1)").",
             xTitle: "lead time (hours before the valid time)", yTitle: "\(history.variable.name) (\(unit))",

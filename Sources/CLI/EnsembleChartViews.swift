@@ -22,7 +22,8 @@ enum EnsembleChartViews {
             guard let value = scores.crps.map({ units.convertDifference($0, variable.quantity) }) else { return nil }
             return ChartPoint(
                 x: position[bucket]!, y: value, n: scores.n,
-                note: "lead \(QueryVerify.leadLabel(bucket.from, bucket.to)), CRPS \(ChartViews.number(value)) \(unit)")
+                note: "lead \(Query.Verify.leadLabel(bucket.from, bucket.to)), CRPS \(ChartViews.number(value)) \(unit)"
+            )
         }
         var series = [ChartSeries(name: "\(result.model) CRPS", points: crps, colour: .palette(0))]
         var models: [String] = []
@@ -33,7 +34,7 @@ enum EnsembleChartViews {
                 return ChartPoint(
                     x: position[LeadBucket(from: row.leadFromHours, to: row.leadToHours)]!, y: mae,
                     note:
-                        "lead \(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), MAE \(ChartViews.number(mae)) \(unit) (n=\(row.scores.n))"
+                        "lead \(Query.Verify.leadLabel(row.leadFromHours, row.leadToHours)), MAE \(ChartViews.number(mae)) \(unit) (n=\(row.scores.n))"
                 )
             }
             series.append(ChartSeries(name: "\(model) MAE", points: points, colour: .palette(index + 1), dash: 2))
@@ -45,7 +46,7 @@ enum EnsembleChartViews {
                 "CRPS (empirical CDF of the members) of \(result.model) by lead time bucket against \(result.source), beside the MAE of each deterministic model (dashed; a single forecast's CRPS is its absolute error, lower is better); the numbers under the axis are the ensemble's cases behind each point. The deterministic models are scored on their own pairs, not only on the hours the ensemble has.",
             xTitle: "lead time", yTitle: "CRPS or MAE (\(unit))", series: series)
         chart.xAxis = .categories(
-            buckets.indices.map(Double.init), buckets.map { QueryVerify.leadLabel($0.from, $0.to) })
+            buckets.indices.map(Double.init), buckets.map { Query.Verify.leadLabel($0.from, $0.to) })
         chart.nRow = true
         chart.nonNegative = true
         return chart
@@ -56,7 +57,7 @@ enum EnsembleChartViews {
     static func spreadSkill(_ result: EnsembleVerification, units: UnitSystem, id: String) -> LineChart {
         let variable = Variables.hourlyVariable(named: result.variable)!
         let unit = units.unit(variable.quantity)
-        let labels = result.byLead.map { QueryVerify.leadLabel($0.bucket.from, $0.bucket.to) }
+        let labels = result.byLead.map { Query.Verify.leadLabel($0.bucket.from, $0.bucket.to) }
         func points(_ value: (EnsembleScores) -> Double?, _ name: String, withN: Bool) -> [ChartPoint] {
             result.byLead.enumerated().compactMap { index, entry in
                 guard let raw = value(entry.scores) else { return nil }

@@ -4,7 +4,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb ingest`'s ensemble half: the locations' ensemble models from the Ensemble API (issue 31).
-enum EnsembleIngestCommand {
+extension IngestCommand.Ensembles {
     /// Fetches and stores every ensemble model of `locations`, grouped by their ensemble model lists;
     /// the failures come back for ingest's summary, one line of notes goes to stderr.
     static func run(
@@ -42,7 +42,7 @@ enum EnsembleIngestCommand {
 
 /// `wxdb query ensemble`: an ensemble model's probabilistic scores by lead, its rank histogram and
 /// reliability table, from every stored member.
-enum QueryEnsemble {
+extension Query.Ensemble {
     enum Show: String, CaseIterable { case scores, ranks, reliability }
 
     struct Options: CommandOptions {
@@ -57,9 +57,9 @@ enum QueryEnsemble {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable) + [
-                QueryCommand.sourceOption(\.source),
-                .string(
-                    "model", "model", "The ensemble model.", default: "the location's first ensemble model", \.model),
+                SourceOption.option(\.source),
+                ModelOption.option(
+                    \.model, help: "The ensemble model.", default: "the location's first ensemble model"),
                 .choice(
                     "show", "what",
                     "scores (CRPS, the mean's errors and spread by lead), ranks (the rank histogram) or reliability (member fractions against observed frequency).",
@@ -151,7 +151,7 @@ enum QueryEnsemble {
         let rows = result.byLead.map { ($0.bucket.from, $0.bucket.to, $0.scores) } + [(0, 384, result.total)]
         report.rows = rows.enumerated().map { index, row in
             let (from, to, s) = row
-            let label = index == rows.count - 1 ? "all" : QueryVerify.leadLabel(from, to)
+            let label = index == rows.count - 1 ? "all" : Query.Verify.leadLabel(from, to)
             return [
                 .text(label), .int(from), .int(to), .int(s.n), .number(s.meanMembers), .number(s.crps),
                 .number(s.fairCRPS), .number(s.meanBias), .number(s.meanMAE), .number(s.meanRMSE), .number(s.spread),

@@ -50,16 +50,15 @@ enum ExportCommand {
                 LocationOption.options(\Options.location, required: false, help: "Only this location.")
                 + TimeRangeOptions.options(\.range, on: filtered)
                 + [
-                    .string(
-                        "output", "file",
-                        "Write to this file instead of stdout (replaced only when the export completes).", \.output),
-                    .list(
-                        "var", "variable", kind == .pairs ? "Variables to pair." : "Only these variables' columns.",
+                    OutputPathOption.option(
+                        \.output,
+                        help: "Write to this file instead of stdout (replaced only when the export completes)."),
+                    VariableListOption.option(
+                        \.variables, help: kind == .pairs ? "Variables to pair." : "Only these variables' columns.",
                         default: kind == .pairs ? "temperature_2m" : "all",
                         completions: kind == .daily
                             ? Variables.dailyNames
-                            : kind == .members ? EnsembleModels.variables.map(\.name) : Variables.hourlyNames,
-                        \.variables)
+                            : kind == .members ? EnsembleModels.variables.map(\.name) : Variables.hourlyNames)
                 ]
             if kind == .pairs {
                 table.append(
@@ -68,12 +67,10 @@ enum ExportCommand {
                         "With --format verif: one file per model in this folder, named <model>.txt (verif's legend).",
                         \.outputDirectory))
             }
-            if kind != .observations { table.append(.string("model", "model", "Only this model.", \.model)) }
+            if kind != .observations { table.append(ModelOption.option(\.model, help: "Only this model.")) }
             if kind == .pairs || kind == .observations {
                 table.append(
-                    .string(
-                        "source", "name", "Observation source.",
-                        default: kind == .pairs ? "the location's best source" : "all", \.source))
+                    SourceOption.option(\.source, default: kind == .pairs ? "the location's best source" : "all"))
             }
             table +=
                 kind == .pairs
@@ -181,7 +178,7 @@ enum ExportCommand {
             let rows = try Exporter(store: store).write(request, to: csv)
             guard rows > 0 else {
                 throw CLIError(
-                    "nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : kind == .members ? "ensemble runs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
+                    "nothing to export: no \(kind == .observations ? "observations" : kind == .pairs ? "forecast/observation pairs" : kind == .members ? "ensemble runs" : "forecast runs") match\(options.location.name.map { " for \($0)" } ?? "") \(Query.Runs.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
                 )
             }
             try output.commit()
@@ -234,7 +231,7 @@ enum ExportCommand {
             }
             guard !written.isEmpty else {
                 throw CLIError(
-                    "nothing to export: no forecast/observation pairs match for \(location.name)\(options.model.map { ", model \($0)" } ?? "") \(QueryRuns.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
+                    "nothing to export: no forecast/observation pairs match for \(location.name)\(options.model.map { ", model \($0)" } ?? "") \(Query.Runs.rangeWords(range)); widen --from/--to or drop filters (see 'wxdb stats')"
                 )
             }
             for (output, path, rows) in written {

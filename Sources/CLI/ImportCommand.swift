@@ -36,14 +36,15 @@ enum ImportCommand {
                         "issued-at", "time",
                         "The model run's initialisation time (ISO 8601; without offset: the location's zone), so leads are measured from it, not from --fetched-at.",
                         \.issuedAt),
-                    .string(
-                        "model", "model",
-                        "Model name of an unsuffixed response, or the one model to take from a multi-model one.",
-                        default: "the location's first model", \.model),
-                    .flag(
-                        "force",
-                        "Store a response whose grid point is more than \(Int(GridDistance.maxKilometres)) km from the location.",
-                        \.force)
+                    ModelOption.option(
+                        \.model,
+                        help: "Model name of an unsuffixed response, or the one model to take from a multi-model one.",
+                        default: "the location's first model"),
+                    ForceOption.option(
+                        \.force,
+                        help:
+                            "Store a response whose grid point is more than \(Int(GridDistance.maxKilometres)) km from the location."
+                    )
                 ]
                 + DatabaseOption.options(\.database)
         }

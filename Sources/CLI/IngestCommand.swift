@@ -10,6 +10,9 @@ import WxStoreSQLite
 #endif
 
 enum IngestCommand {
+    /// Ingest's ensemble half (EnsembleCommands.swift).
+    enum Ensembles {}
+
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var network = NetworkOptions()
@@ -102,7 +105,7 @@ enum IngestCommand {
             ingestor.log = { [context] line in context.err(line) }
         }
         var summary = await ingestor.run(locations, options: options)
-        let ensembles = await EnsembleIngestCommand.run(
+        let ensembles = await IngestCommand.Ensembles.run(
             locations, forecastDays: options.forecastDays, store: store, network: args.network, context)
         summary.failed += ensembles.failed
         if summary.succeeded {

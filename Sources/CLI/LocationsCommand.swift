@@ -55,6 +55,7 @@ enum LocationsCommand {
     }
 
     static let modelsHelp = "Open-Meteo models to fetch (\(ModelDomains.known.joined(separator: ", ")))."
+    static let forceHelp = "Accept model names wxdb does not know."
 
     /// The location's name, the one positional argument of show, set and remove.
     struct NameArgument {
@@ -91,10 +92,11 @@ enum LocationsCommand {
                 .double(
                     "elevation", "metres", "Elevation for downscaling (default: Open-Meteo's terrain model).",
                     in: -500...9000, \.elevation),
-                .string("timezone", "tz", timezoneHelp, default: "auto: from the coordinates", \.timezone),
-                .list("models", "model", modelsHelp, default: "best_match", completions: ModelDomains.known, \.models),
+                TimezoneOption.option(\.timezone, help: timezoneHelp, default: "auto: from the coordinates"),
+                ModelListOption.option(
+                    \.models, help: modelsHelp, default: "best_match", completions: ModelDomains.known),
                 .string("country", "CC", "With geocoding: take the first match in this ISO country code.", \.country),
-                .flag("force", "Accept model names wxdb does not know.", \.force)
+                ForceOption.option(\.force, help: forceHelp)
             ]
                 + FormatOption.options(
                     \.output, help: "table (a note on stderr), csv or json (the added location on stdout).")
@@ -254,9 +256,9 @@ enum LocationsCommand {
         static var arguments: [ArgumentSpec] { NameArgument.arguments }
         static var table: [Opt<SetOptions>] {
             [
-                .string("timezone", "tz", timezoneHelp, \.timezone),
-                .list("models", "model", modelsHelp, completions: ModelDomains.known, \.models),
-                .flag("force", "Accept model names wxdb does not know.", \.force)
+                TimezoneOption.option(\.timezone, help: timezoneHelp),
+                ModelListOption.option(\.models, help: modelsHelp, completions: ModelDomains.known),
+                ForceOption.option(\.force, help: forceHelp)
             ]
                 + DatabaseOption.options(\.database)
         }

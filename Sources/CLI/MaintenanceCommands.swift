@@ -225,6 +225,38 @@ enum StatsCommand {
     }
 }
 
+/// The doctor's report as its checks run (on SQLite here, on PostgreSQL in PostgresTarget): each
+/// check is a labelled result line, and one that throws is a problem, shown as FAILED.
+final class DoctorChecks {
+    /// What is wrong: the failed checks, and what checks found.
+    var problems: [String] = []
+    private var report = Report(columns: [.init("check", .text), .init("result", .text)])
+
+    func check(_ label: String, _ body: () throws -> String) {
+        do {
+            report.rows.append([.text(label), .text(try body())])
+        } catch {
+            problems.append("\(label): \(error)")
+            report.rows.append([.text(label), .text("FAILED: \(error)")])
+        }
+    }
+
+    /// `json`: `{path, ok, checks}`; otherwise one line per check behind an aligned label (easier to
+    /// read than a two-column table here).
+    func print(_ format: OutputFormat, path: String, ok: Bool, _ context: Context) throws {
+        if format == .json {
+            report.meta = [("path", .string(path)), ("ok", .bool(ok))]
+            report.rowsKey = "checks"
+            try report.render(.json, context)
+            return
+        }
+        for row in report.rows {
+            guard case .text(let label?) = row[0], case .text(let result?) = row[1] else { continue }
+            context.out(padded(label, to: 18) + result + "\n")
+        }
+    }
+}
+
 enum DoctorCommand {
     struct Options: CommandOptions {
         var database = DatabaseOption()
@@ -364,16 +396,8 @@ enum DoctorCommand {
         if let reason = SQLiteStore.readOnlyReason(path) {
             context.note("Note: \(path) is read-only for you (\(reason)); checking it without changing anything")
         }
-        var problems: [String] = []
-        var report = Report(columns: [.init("check", .text), .init("result", .text)])
-        func check(_ label: String, _ body: () throws -> String) {
-            do {
-                report.rows.append([.text(label), .text(try body())])
-            } catch {
-                problems.append("\(label): \(error)")
-                report.rows.append([.text(label), .text("FAILED: \(error)")])
-            }
-        }
+        let checks = DoctorChecks()
+        let check = checks.check
         check("file") { "\(path) (\(bytes(fileSize(path))))" }
         check("sqlite") { DatabaseInspection.sqliteVersion }
         // The one thing doctor removes: temporary outputs of this user's killed wxdb (SIGKILL, a
@@ -387,15 +411,15 @@ enum DoctorCommand {
             return "removed \(removed.count) left by killed writers (\(removed.prefix(3).joined(separator: ", ")))"
         }
         let pageProblems = checkPages(db, quick: args.quick, check: check)
-        problems += pageProblems
+        checks.problems += pageProblems
         check("schema") {
             let applied = try db.appliedMigrations()
             if applied.isEmpty {
-                problems.append("no wxdb schema")
+                checks.problems.append("no wxdb schema")
                 return "no wxdb migrations recorded: this is not a wxdb database"
             }
             do { try db.checkMigrations() } catch {
-                problems.append("\(error)")
+                checks.problems.append("\(error)")
                 return "\(error)"
             }
             let pending = try db.pendingMigrations()
@@ -409,7 +433,7 @@ enum DoctorCommand {
         var sumsProblem: String?
         if args.deep || args.repair {
             check("verification sums") {
-                guard problems.isEmpty else { return "not checked (fix the problems above first)" }
+                guard checks.problems.isEmpty else { return "not checked (fix the problems above first)" }
                 let store: any Store
                 if args.repair {
                     store = try SQLiteStore.open(path: path, create: false)
@@ -423,27 +447,17 @@ enum DoctorCommand {
                 return try sumsResult(store, repair: args.repair, problem: &sumsProblem)
             }
         }
-        if (args.deep || args.repair) && problems.isEmpty {
+        if (args.deep || args.repair) && checks.problems.isEmpty {
             // After the sums: a repair may have changed what verify reads.
             check("verify by day") {
                 try wholeDaysResult(try SQLiteStore.openReadOnly(path: path), problem: &sumsProblem)
             }
         }
-        if args.output.format == .json {
-            report.meta = [("path", .string(path)), ("ok", .bool(problems.isEmpty && sumsProblem == nil))]
-            report.rowsKey = "checks"
-            try report.render(.json, context)
-        } else {
-            // Aligned label: result lines read better than a two-column table here.
-            for row in report.rows {
-                guard case .text(let label?) = row[0], case .text(let result?) = row[1] else { continue }
-                context.out(padded(label, to: 18) + result + "\n")
-            }
-        }
-        if problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
-        if !problems.isEmpty {
+        try checks.print(args.output.format, path: path, ok: checks.problems.isEmpty && sumsProblem == nil, context)
+        if checks.problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
+        if !checks.problems.isEmpty {
             throw CLIError(
-                "the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'"
+                "the database has problems (\(checks.problems.joined(separator: "; "))). wxdb changed nothing. Keep a copy of the file before anything else; restore from a backup, or export what still reads with 'wxdb export'"
             )
         }
     }

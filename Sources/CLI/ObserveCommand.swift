@@ -9,14 +9,23 @@ import WxStore
     import Darwin
 #endif
 
+/// `wxdb observe`, with its subcommands nested as swift-argument-parser nests them.
 enum ObserveCommand {
+    /// `observe import-isd|import-metar|import-meteostat` (ObserveStationCommands.swift).
+    enum StationFiles {}
+    /// `observe stations|fetch` (ObserveStationFetch.swift).
+    enum StationFetch {}
+    /// `observe import-weewx|import-home-assistant` (StationImportCommands.swift).
+    enum StationDatabases {}
+
     static var command: Command {
         Command(
             name: "observe", abstract: "Store observed weather to judge forecasts against.",
             subcommands: [
-                importCSV, StationImportCommands.weewx, StationImportCommands.homeAssistant,
-                ObserveStationCommands.isd, ObserveStationCommands.metar, ObserveStationCommands.meteostat,
-                ObserveStationFetch.stations, ObserveStationFetch.fetch, backfill
+                importCSV, ObserveCommand.StationDatabases.weewx, ObserveCommand.StationDatabases.homeAssistant,
+                ObserveCommand.StationFiles.isd, ObserveCommand.StationFiles.metar,
+                ObserveCommand.StationFiles.meteostat,
+                ObserveCommand.StationFetch.stations, ObserveCommand.StationFetch.fetch, backfill
             ])
     }
 
@@ -34,8 +43,8 @@ enum ObserveCommand {
             LocationOption.options(\.location, help: "The saved location the observations are for.")
                 + ObservationSourceOption.options(\.source, default: "csv")
                 + [
-                    .string(
-                        "timezone", "tz", "Read times without an offset in this zone (e.g. Europe/Berlin).", \.timezone),
+                    TimezoneOption.option(
+                        \.timezone, help: "Read times without an offset in this zone (e.g. Europe/Berlin)."),
                     .flag("skip-bad-rows", "Store the good rows and report the bad ones.", \.skipBadRows)
                 ]
                 + DatabaseOption.options(\.database)
@@ -107,12 +116,7 @@ enum ObserveCommand {
 
         static var table: [Opt<BackfillOptions>] {
             LocationOption.options(\.location)
-                + [
-                    .string(
-                        "from", "date", "First date of observations, YYYY-MM-DD (the location's local date).",
-                        required: true, \.from),
-                    .string("to", "date", "Last date of observations, YYYY-MM-DD, inclusive.", required: true, \.to)
-                ]
+                + DateRangeOptions.options(\.from, \.to, of: "observations")
                 + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
         }
 
@@ -172,9 +176,10 @@ struct ObservationSourceOption {
         _ key: @autoclosure @escaping () -> WritableKeyPath<R, ObservationSourceOption>, default fallback: String
     ) -> [Opt<R>] {
         [
-            Opt<ObservationSourceOption>.string(
-                "source", "name", "A name for this source of observations.", default: fallback, \.given
-            ).lifted(key())
+            SourceOption.option(
+                \ObservationSourceOption.given, help: "A name for this source of observations.", default: fallback
+            )
+            .lifted(key())
         ]
     }
 

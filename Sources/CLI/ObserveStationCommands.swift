@@ -5,7 +5,7 @@ import WxStore
 
 /// `wxdb observe import-isd`, `import-metar` and `import-meteostat`: official stations' files as the
 /// observations (the reading and the hour rule live in WxStations; storing is the station-import path).
-enum ObserveStationCommands {
+extension ObserveCommand.StationFiles {
     /// The formats, each with its command name and source prefix.
     enum Kind: String {
         case isd, metar, meteostat
@@ -35,8 +35,9 @@ enum ObserveStationCommands {
                         "station", "id",
                         "The station's id, when the file does not say it (or to pick one station from a file of many).",
                         \.station),
-                    .string(
-                        "source", "name", "Store as this source instead of metar:ID, isd:ID or meteostat:ID.", \.source)
+                    SourceOption.option(
+                        \.source, help: "Store as this source instead of metar:ID, isd:ID or meteostat:ID.",
+                        default: nil)
                 ]
                 + TimeRangeOptions.options(\.range, on: "hours valid") + DatabaseOption.options(\.database)
         }
@@ -88,9 +89,8 @@ enum ObserveStationCommands {
     static var metar: Command {
         var table = Options.table
         table.insert(
-            .string(
-                "timezone", "tz", "IEM CSV only: the tz the file was asked for (asos.py's tz); default UTC.", \.timezone
-            ),
+            TimezoneOption.option(
+                \.timezone, help: "IEM CSV only: the tz the file was asked for (asos.py's tz); default UTC."),
             at: 3)
         table.insert(
             .string(
@@ -209,7 +209,7 @@ enum ObserveStationCommands {
     /// The station list as `observe stations` or `observe fetch` cached it, however old (an import
     /// never goes to the network: an old list still knows where a station is).
     static func cachedCatalogue(_ context: Context) -> [CatalogueStation]? {
-        let file = ObserveStationFetch.cacheFolder(context).appendingPathComponent("isd-history.csv")
+        let file = ObserveCommand.StationFetch.cacheFolder(context).appendingPathComponent("isd-history.csv")
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         return try? StationCatalogue.parse(data)
     }

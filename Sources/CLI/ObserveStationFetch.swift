@@ -6,7 +6,7 @@ import WxStore
 
 /// `wxdb observe stations --near` and `observe fetch --station`: official stations found in NOAA's
 /// station list and their archives downloaded (IEM's METAR archive, NCEI's ISD-Lite years).
-enum ObserveStationFetch {
+extension ObserveCommand.StationFetch {
     /// Where the station archives are; each can be pointed elsewhere (the replay server) by the
     /// environment, like the Open-Meteo endpoints.
     struct Archives {
@@ -229,11 +229,9 @@ enum ObserveStationFetch {
                     .string(
                         "station", "id",
                         "An ICAO code (EDDH, KDSM: IEM's METAR archive) or an ISD id USAF-WBAN (101470-99999: ISD-Lite).",
-                        required: true, \.station),
-                    .string(
-                        "from", "date", "First date, YYYY-MM-DD (the location's local date).", required: true, \.from),
-                    .string("to", "date", "Last date, YYYY-MM-DD, inclusive.", required: true, \.to)
-                ] + DatabaseOption.options(\.database) + NetworkOptions.options(\.network)
+                        required: true, \.station)
+                ] + DateRangeOptions.options(\.from, \.to) + DatabaseOption.options(\.database)
+                + NetworkOptions.options(\.network)
         }
 
         func validate() throws {
@@ -378,9 +376,9 @@ enum ObserveStationFetch {
             stationImport, locationID: location.id, source: source, recordedAt: context.nowUnix)
         context.note("Downloaded \(downloaded) part(s), reused \(reused) kept from an earlier run")
         if let place = base.place {
-            ObserveStationCommands.warnIfFar(place, station: station, location: location, context: context)
+            ObserveCommand.StationFiles.warnIfFar(place, station: station, location: location, context: context)
         }
-        try ObserveStationCommands.report(
+        try ObserveCommand.StationFiles.report(
             base, path: isISD ? "NCEI ISD-Lite" : "IEM asos.py", location: location, source: source, context: context)
     }
 

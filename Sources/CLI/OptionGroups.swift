@@ -275,6 +275,129 @@ struct UnitsOption {
     }
 }
 
+// Options that several commands take with the same name and value: each is declared once here,
+// on a command's own field, with the help that command's meaning needs.
+
+/// `--model NAME`: one forecast model, a filter or the one to take.
+enum ModelOption {
+    static func option<R>(
+        _ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>, help: String = "Only this model's runs.",
+        default defaultValue: String? = nil
+    ) -> Opt<R> {
+        .string("model", "model", help, default: defaultValue, path())
+    }
+}
+
+/// `--models A,B` (backfill's `--model A,B`): several forecast models.
+enum ModelListOption {
+    static func option<R>(
+        _ path: @autoclosure @escaping () -> WritableKeyPath<R, [String]>, name: String = "models", help: String,
+        default defaultValue: String? = nil, completions: [String] = []
+    ) -> Opt<R> {
+        .list(name, "model", help, default: defaultValue, completions: completions, path())
+    }
+}
+
+/// `--source NAME`: an observation source, the one to pair forecasts with (reading commands) or the
+/// name to store under (``ObservationSourceOption``, the station imports).
+enum SourceOption {
+    /// What the query commands choose without `--source`.
+    static let ranked =
+        "the first of imported sources, era5, analysis:<model> (of another model), current that has observations at the forecast hours asked for"
+
+    static func option<R>(
+        _ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>, help: String = "Observation source.",
+        default defaultValue: String? = ranked
+    ) -> Opt<R> {
+        .string("source", "name", help, default: defaultValue, path())
+    }
+}
+
+/// `--timezone TZ`: a tz database name.
+enum TimezoneOption {
+    static func option<R>(
+        _ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>, help: String,
+        default defaultValue: String? = nil
+    ) -> Opt<R> {
+        .string("timezone", "tz", help, default: defaultValue, path())
+    }
+}
+
+/// `--force`: go ahead where wxdb would refuse; the help says what is accepted.
+enum ForceOption {
+    static func option<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, Bool>, help: String) -> Opt<R> {
+        .flag("force", help, path())
+    }
+}
+
+/// `--output FILE`: a file written instead of stdout, replaced only when complete.
+enum OutputPathOption {
+    static func option<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>, help: String)
+        -> Opt<R>
+    {
+        .string("output", "file", help, path())
+    }
+}
+
+/// `--var A,B`: several variables.
+enum VariableListOption {
+    static func option<R>(
+        _ path: @autoclosure @escaping () -> WritableKeyPath<R, [String]>, help: String, default defaultValue: String,
+        completions: [String]
+    ) -> Opt<R> {
+        .list("var", "variable", help, default: defaultValue, completions: completions, path())
+    }
+}
+
+/// `--at TIME`: the hour a command looks at.
+enum AtOption {
+    static func option<R>(
+        _ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>, help: String, required: Bool = false,
+        default defaultValue: String? = nil
+    ) -> Opt<R> {
+        .string("at", "time", help, required: required, default: defaultValue, path())
+    }
+}
+
+/// `--confidence PERCENT`: the level of a score's intervals, 0 for none.
+enum ConfidenceOption {
+    static func option<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, Double?>, help: String)
+        -> Opt<R>
+    {
+        .double("confidence", "percent", help, in: 0...99.9, default: "95", path())
+    }
+}
+
+/// `--lead-from` and `--lead-to`, in hours; what they bound differs per command, so each says so.
+enum LeadRangeOptions {
+    static func options<R>(
+        _ from: @autoclosure @escaping () -> WritableKeyPath<R, Double?>,
+        _ to: @autoclosure @escaping () -> WritableKeyPath<R, Double?>,
+        help: (from: String, to: String), in range: ClosedRange<Double>,
+        default defaults: (from: String, to: String)? = nil
+    ) -> [Opt<R>] {
+        [
+            .double("lead-from", "hours", help.from, in: range, default: defaults?.from, from()),
+            .double("lead-to", "hours", help.to, in: range, default: defaults?.to, to())
+        ]
+    }
+}
+
+/// `--from DATE` and `--to DATE`, both required: whole local days, for commands that fetch by day.
+enum DateRangeOptions {
+    /// `of` names what the dates are of in the help ("observations"), or nothing.
+    static func options<R>(
+        _ from: @autoclosure @escaping () -> WritableKeyPath<R, String?>,
+        _ to: @autoclosure @escaping () -> WritableKeyPath<R, String?>, of what: String? = nil
+    ) -> [Opt<R>] {
+        let of = what.map { " of " + $0 } ?? ""
+        return [
+            .string("from", "date", "First date\(of), YYYY-MM-DD (the location's local date).", required: true, from()),
+            .string("to", "date", "Last date\(of), YYYY-MM-DD, inclusive.", required: true, to())
+        ]
+    }
+}
+
 /// Turns command-line times into UTC instants.
 enum TimeInput {
     static func notATime(_ text: String, option: String) -> UsageError {

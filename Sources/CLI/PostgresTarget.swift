@@ -40,16 +40,8 @@ enum PostgresTarget {
     /// `wxdb doctor` on PostgreSQL: where, which server and client, the schema, the Citus placement.
     static func doctor(_ conninfo: String, _ args: DoctorCommand.Options, _ context: Context) throws {
         let db = try connect(conninfo)
-        var problems: [String] = []
-        var report = Report(columns: [.init("check", .text), .init("result", .text)])
-        func check(_ label: String, _ body: () throws -> String) {
-            do {
-                report.rows.append([.text(label), .text(try body())])
-            } catch {
-                problems.append("\(label): \(error)")
-                report.rows.append([.text(label), .text("FAILED: \(error)")])
-            }
-        }
+        let checks = DoctorChecks()
+        let check = checks.check
         check("database") { db.target }
         check("engine") { try PostgresSchema.engine(on: db) }
         check("libpq") { versionText(PostgresConnection.libraryVersion) + " (opened at the first connection)" }
@@ -73,7 +65,7 @@ enum PostgresTarget {
         if args.deep || args.repair {
             var store: (any Store)?
             check("verification sums") {
-                guard problems.isEmpty else { return "not checked (fix the problems above first)" }
+                guard checks.problems.isEmpty else { return "not checked (fix the problems above first)" }
                 let opened = try open(conninfo, access: args.repair ? .write : .read)
                 store = opened
                 if !args.repair, try opened.sumsPending() {
@@ -82,23 +74,16 @@ enum PostgresTarget {
                 }
                 return try DoctorCommand.sumsResult(opened, repair: args.repair, problem: &sumsProblem)
             }
-            if problems.isEmpty, let store {
+            if checks.problems.isEmpty, let store {
                 check("verify by day") { try DoctorCommand.wholeDaysResult(store, problem: &sumsProblem) }
             }
         }
-        if args.output.format == .json {
-            report.meta = [("path", .string(db.target)), ("ok", .bool(problems.isEmpty && sumsProblem == nil))]
-            report.rowsKey = "checks"
-            try report.render(.json, context)
-        } else {
-            for row in report.rows {
-                guard case .text(let label?) = row[0], case .text(let result?) = row[1] else { continue }
-                context.out(padded(label, to: 18) + result + "\n")
-            }
-        }
-        if problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
-        if !problems.isEmpty {
-            throw CLIError("the database has problems (\(problems.joined(separator: "; "))). wxdb changed nothing")
+        try checks.print(
+            args.output.format, path: db.target, ok: checks.problems.isEmpty && sumsProblem == nil, context)
+        if checks.problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
+        if !checks.problems.isEmpty {
+            throw CLIError(
+                "the database has problems (\(checks.problems.joined(separator: "; "))). wxdb changed nothing")
         }
     }
 

@@ -11,24 +11,37 @@ import WxStore
 
 /// `wxdb query runs|forecast|verify|trend`: each subcommand (one file each) parses its options,
 /// calls `WxQueries`, and describes its answer once as a ``Report``.
-enum QueryCommand {
+///
+/// The subcommands are nested as swift-argument-parser nests them (`Query.Verify` is `wxdb query verify`),
+/// each declared here and filled in by its own file, so no command type shares a name with its query.
+enum Query {
+    /// `wxdb query runs` (QueryRuns.swift).
+    enum Runs {}
+    /// `wxdb query forecast` (QueryForecast.swift).
+    enum Forecast {}
+    /// `wxdb query verify` (QueryVerify.swift).
+    enum Verify {
+        /// Verify's ensemble half (QueryVerifyEnsemble.swift).
+        enum Ensembles {}
+    }
+    /// `wxdb query trend` (QueryTrend.swift).
+    enum Trend {}
+    /// `wxdb query compare` (QueryCompare.swift).
+    enum Compare {}
+    /// `wxdb query consistency` (QueryConsistency.swift).
+    enum Consistency {}
+    /// `wxdb query ensemble` (EnsembleCommands.swift).
+    enum Ensemble {}
+
     static var command: Command {
         Command(
             name: "query",
             abstract: "Ask what was forecast, what happened, and how good the forecasts were.",
             subcommands: [
-                QueryRuns.command, QueryForecast.command, QueryVerify.command, QueryTrend.command,
-                QueryCompare.command, QueryConsistency.command, QueryEnsemble.command
+                Query.Runs.command, Query.Forecast.command, Query.Verify.command, Query.Trend.command,
+                Query.Compare.command, Query.Consistency.command, Query.Ensemble.command
             ]
         )
-    }
-
-    static func sourceOption<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>) -> Opt<R> {
-        .string(
-            "source", "name", "Observation source.",
-            default:
-                "the first of imported sources, era5, analysis:<model> (of another model), current that has observations at the forecast hours asked for",
-            path())
     }
 
     /// Says so when the default source is not the best-ranked one, because better-ranked ones had
@@ -42,10 +55,6 @@ enum QueryCommand {
         context.note(
             "Using source \(chosen): \(ranked[..<position].joined(separator: ", ")) has no observation at these forecasts' hours; choose one with --source"
         )
-    }
-
-    static func modelOption<R>(_ path: @autoclosure @escaping () -> WritableKeyPath<R, String?>) -> Opt<R> {
-        .string("model", "model", "Only this model's runs.", path())
     }
 
     static func zoneLabel(_ location: Location) -> String {

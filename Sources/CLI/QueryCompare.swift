@@ -3,7 +3,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb query compare`: two models on the hours both forecast, with a significance test.
-enum QueryCompare {
+extension Query.Compare {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var location = LocationOption()
@@ -19,9 +19,9 @@ enum QueryCompare {
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable)
                 + [
-                    .list(
-                        "models", "model", "The two models to compare.",
-                        default: "the location's first two models with runs", \.models),
+                    ModelListOption.option(
+                        \.models, help: "The two models to compare.",
+                        default: "the location's first two models with runs"),
                     .choice(
                         "by", "grouping", "lead (buckets 0-6, 6-12, 12-24 h, then days) or day (lead days).",
                         default: .lead, \.grouping),
@@ -29,7 +29,7 @@ enum QueryCompare {
                         "method", "method",
                         "hac (MAE difference on matched hours, HAC variance over days: honest when errors persist) or hln (BoM scores' Diebold-Mariano with the HLN correction).",
                         default: .hac, \.method),
-                    QueryCommand.sourceOption(\.source)
+                    SourceOption.option(\.source)
                 ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
@@ -74,8 +74,9 @@ enum QueryCompare {
         do {
             result = try Compare.compare(store, location: location, options: query)
         } catch {
-            try QueryCommand.explainNoPairs(error, store: store, location: location, model: nil, now: context.nowUnix)
+            try Query.explainNoPairs(error, store: store, location: location, model: nil, now: context.nowUnix)
         }
+        try Query.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         if options.output.format != .table { for note in result.notes { context.note("Note: " + note) } }
         try report(result, location).render(options.output.format, context)
     }
@@ -128,7 +129,7 @@ enum QueryCompare {
         report.rows = result.rows.map { row in
             [
                 .text(location.name), .text(result.variable.name), .text(result.source), .text(a), .text(b),
-                .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
+                .text(Query.Verify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
                 .int(row.leadToHours),
                 .int(row.n), .int(row.days),
                 .number(row.mae.0), .number(row.mae.1), .number(row.rmse.0), .number(row.rmse.1),

@@ -3,7 +3,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb query consistency`: how much successive runs change their mind (Flip-Flop Index).
-enum QueryConsistency {
+extension Query.Consistency {
     enum Windows: String, CaseIterable { case all, day }
 
     struct Options: CommandOptions {
@@ -20,16 +20,14 @@ enum QueryConsistency {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable)
+                + LeadRangeOptions.options(
+                    \.leadFrom, \.leadTo,
+                    help: (from: "Shortest lead of the runs that count.", to: "Longest lead of the runs that count."),
+                    in: 0...384, default: (from: "24", to: "120"))
                 + [
-                    .double(
-                        "lead-from", "hours", "Shortest lead of the runs that count.", in: 0...384, default: "24",
-                        \.leadFrom),
-                    .double(
-                        "lead-to", "hours", "Longest lead of the runs that count.", in: 0...384, default: "120",
-                        \.leadTo),
                     .choice(
                         "by", "window", "all (one window) or day (each lead day inside it).", default: .all, \.windows),
-                    .list("models", "model", "Only these models.", default: "every model with runs", \.models)
+                    ModelListOption.option(\.models, help: "Only these models.", default: "every model with runs")
                 ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
                 + UnitsOption.options(\.units) + FormatOption.options(\.output) + DatabaseOption.options(\.database)
@@ -95,7 +93,7 @@ enum QueryConsistency {
             var cells: [Report.Cell] = [.text(row.model)]
             if byDay {
                 cells += [
-                    .text(QueryVerify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
+                    .text(Query.Verify.leadLabel(row.leadFromHours, row.leadToHours)), .int(row.leadFromHours),
                     .int(row.leadToHours)
                 ]
             }

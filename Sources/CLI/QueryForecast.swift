@@ -3,7 +3,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb query forecast`: every stored run's forecast for one hour, and what was observed.
-enum QueryForecast {
+extension Query.Forecast {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var location = LocationOption()
@@ -17,11 +17,11 @@ enum QueryForecast {
         static var table: [Opt<Options>] {
             LocationOption.options(\.location)
                 + [
-                    .string(
-                        "at", "time", "The hour (ISO 8601; without offset: the location's zone).", required: true, \.at)
+                    AtOption.option(
+                        \.at, help: "The hour (ISO 8601; without offset: the location's zone).", required: true)
                 ]
                 + VariableOption.options(\.variable) + [
-                    QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model)
+                    SourceOption.option(\.source), ModelOption.option(\.model)
                 ]
                 + UnitsOption.options(\.units)
                 + FormatOption.options(
@@ -78,7 +78,7 @@ enum QueryForecast {
         var report = Report(columns: [
             .init("location", .text, only: [.csv]),
             .init("model", .text),
-            .init("issued_at", .time, label: "issued (\(QueryCommand.zoneLabel(location)))"),
+            .init("issued_at", .time, label: "issued (\(Query.zoneLabel(location)))"),
             .init("valid_time", .time, only: [.csv]),
             .init("lead_hours", .number(places: 1), label: "lead h"),
             .init("variable", .text, only: [.csv]),
@@ -120,7 +120,7 @@ enum QueryForecast {
         report.trailer = [("observed", observed), ("pruned_runs", .number(Double(history.prunedRuns)))]
         report.timezone = location.timezone
         report.title =
-            "\(location.name), \(variable.name) for \(QueryCommand.local(at, location)) (\(QueryCommand.zoneLabel(location)))\n"
+            "\(location.name), \(variable.name) for \(Query.local(at, location)) (\(Query.zoneLabel(location)))\n"
         if let value = history.observed, let source = history.observedSource {
             report.footer =
                 "Observed (\(source)): \(display(value, variable))\(showUnit && variable.quantity != .direction ? " \(unit)" : "")\n"

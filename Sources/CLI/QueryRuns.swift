@@ -3,7 +3,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb query runs`: a location's stored forecast runs.
-enum QueryRuns {
+extension Query.Runs {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var location = LocationOption()
@@ -13,7 +13,7 @@ enum QueryRuns {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + TimeRangeOptions.options(\.range, on: "runs issued")
-                + [QueryCommand.modelOption(\.model)] + FormatOption.options(\.output)
+                + [ModelOption.option(\.model)] + FormatOption.options(\.output)
                 + DatabaseOption.options(\.database)
         }
 
@@ -59,7 +59,7 @@ enum QueryRuns {
             .init("location", .text, only: [.csv]),
             .init("run_id", .integer, only: [.csv, .json]),
             .init("model", .text),
-            .init("issued_at", .time, label: "issued (\(QueryCommand.zoneLabel(location)))"),
+            .init("issued_at", .time, label: "issued (\(Query.zoneLabel(location)))"),
             .init("issued_at_source", .text, label: "issued from") { cell in
                 switch cell {
                 case .text("model_run"): return "model metadata"

@@ -3,7 +3,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb query trend`: observed against the forecast issued a given lead ahead.
-enum QueryTrend {
+extension Query.Trend {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var location = LocationOption()
@@ -31,11 +31,10 @@ enum QueryTrend {
                     "by", "interval", "hour or day (a local day's mean; precipitation its total).", default: .hour, \.by
                 ),
                 .choice("every", "interval", "Deprecated spelling of --by.", \.every),
-                QueryCommand.sourceOption(\.source), QueryCommand.modelOption(\.model),
-                .double(
-                    "confidence", "percent",
-                    "Level of the bias's and (--by day) each day's interval, 50 to 99.9; 0 for none.",
-                    in: 0...99.9, default: "95", \.confidence)
+                SourceOption.option(\.source), ModelOption.option(\.model),
+                ConfidenceOption.option(
+                    \.confidence,
+                    help: "Level of the bias's and (--by day) each day's interval, 50 to 99.9; 0 for none.")
             ]
             let output: [Opt<Options>] = FormatOption.options(
                 \.output, [.table, .csv, .json, .svg], help: "table, csv, json or svg (the chart over time).")
@@ -109,10 +108,10 @@ enum QueryTrend {
                 }
             }
         } catch {
-            try QueryCommand.explainNoPairs(
+            try Query.explainNoPairs(
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
-        try QueryCommand.noteSkippedSources(
+        try Query.noteSkippedSources(
             store, location, chosen: results[0].source, requested: options.source, context)
         // A table's title says it already (see `report`); a second copy on stderr only repeats it.
         if options.output.format != .table, let truth = SourceNames.modelDerivedNote(results[0].source) {
@@ -135,7 +134,7 @@ enum QueryTrend {
         let result = results[0]
         let unit = result.units.unit(result.variable.quantity)
         let daily = result.every == .day
-        let zone = QueryCommand.zoneLabel(location)
+        let zone = Query.zoneLabel(location)
         let perDay: Set<OutputFormat> = daily ? [.table, .csv, .json] : []
         let perHour: Set<OutputFormat> = daily ? [] : [.table, .csv, .json]
         let several = results.count > 1
@@ -217,7 +216,7 @@ enum QueryTrend {
         // Precipitation's scores are of hourly amounts, also beside `--by day`'s daily totals: say so.
         let perHour = result.variable.quantity == .precipitation ? "/h" : ""
         let unitText = (unit == "%" ? "%" : " \(unit)") + perHour
-        let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
+        let direction = Query.biasPhrase(bias, unitText: unitText, variable: result.variable)
         let lead = formatNumber(result.leadHours, places: 1)
         var noise = ""
         if let interval = result.biasInterval, let confidence = result.confidence {
@@ -229,7 +228,7 @@ enum QueryTrend {
                 : " The bias is beyond the noise (\(level) \(range), days as the units)."
         }
         // Hourly and daily trends of the same hours name the same period: first to last valid hour.
-        let over = QueryCommand.span(result.lastValidTime - result.firstValidTime)
+        let over = Query.span(result.lastValidTime - result.firstValidTime)
         return
             "\(result.model) forecasts issued \(lead) h ahead \(direction) (MAE \(formatNumber(mae, places: 1))\(unitText)) against \(result.source) over \(over) (n=\(s.n) hours)."
             + noise

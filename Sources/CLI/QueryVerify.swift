@@ -3,7 +3,7 @@ import WxQueries
 import WxStore
 
 /// `wxdb query verify`: scores by lead time.
-enum QueryVerify {
+extension Query.Verify {
     struct Options: CommandOptions {
         var database = DatabaseOption()
         var location = LocationOption()
@@ -22,7 +22,7 @@ enum QueryVerify {
 
         static var table: [Opt<Options>] {
             LocationOption.options(\.location) + VariableOption.options(\.variable) + [
-                QueryCommand.sourceOption(\.source)
+                SourceOption.option(\.source)
             ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
                 + [
@@ -30,24 +30,26 @@ enum QueryVerify {
                         "by", "grouping",
                         "lead (buckets 0-6, 6-12, 12-24 h, then days), day (lead days), or model (lead buckets per model).",
                         default: .lead, \.grouping),
-                    QueryCommand.modelOption(\.model),
+                    ModelOption.option(\.model),
                     .double(
                         "lead", "hours", "Only the lead bucket that holds this lead (e.g. 72: the 3-4 d bucket).",
-                        in: 0...383, \.lead),
-                    .double(
-                        "lead-from", "hours", "Only lead buckets that reach this lead or beyond.", in: 0...383,
-                        \.leadFrom),
-                    .double(
-                        "lead-to", "hours", "Only lead buckets that start at or before this lead.", in: 0...383,
-                        \.leadTo),
+                        in: 0...383, \.lead)
+                ]
+                + LeadRangeOptions.options(
+                    \.leadFrom, \.leadTo,
+                    help: (
+                        from: "Only lead buckets that reach this lead or beyond.",
+                        to: "Only lead buckets that start at or before this lead."
+                    ), in: 0...383)
+                + [
                     .double(
                         "threshold", "mm",
                         "Precipitation event threshold in mm, for precipitation and precipitation_probability.",
                         in: 0...10_000, default: "0.1", \.threshold),
-                    .double(
-                        "confidence", "percent",
-                        "Level of the scores' intervals (block bootstrap over valid days), 50 to 99.9; 0 for none.",
-                        in: 0...99.9, default: "95", \.confidence)
+                    ConfidenceOption.option(
+                        \.confidence,
+                        help:
+                            "Level of the scores' intervals (block bootstrap over valid days), 50 to 99.9; 0 for none.")
                 ]
                 + UnitsOption.options(\.units)
                 + FormatOption.options(
@@ -111,10 +113,10 @@ enum QueryVerify {
         let range = try options.range.resolve(timezone: location.timezone, now: context.nowUnix)
         // An ensemble's members are scored apart (issue 31): CRPS, the mean's errors, spread.
         if let model = options.model, EnsembleModels.isEnsemble(model) {
-            try QueryVerifyEnsemble.run(model, options, store: store, location: location, range: range, context)
+            try Query.Verify.Ensembles.run(model, options, store: store, location: location, range: range, context)
             return
         }
-        let ensembles = options.model == nil ? QueryVerifyEnsemble.models(store, location) : []
+        let ensembles = options.model == nil ? Query.Verify.Ensembles.models(store, location) : []
         var query = VerifyOptions(
             variable: variable, source: options.source, range: range,
             grouping: options.grouping, model: options.model, thresholdMillimetres: options.threshold ?? 0.1,
@@ -130,12 +132,13 @@ enum QueryVerify {
             if let queryError = error as? QueryError, let model = ensembles.first {
                 switch queryError {
                 case .noRuns, .noPairs:
-                    try QueryVerifyEnsemble.run(model, options, store: store, location: location, range: range, context)
+                    try Query.Verify.Ensembles.run(
+                        model, options, store: store, location: location, range: range, context)
                     return
                 default: break
                 }
             }
-            try QueryCommand.explainNoPairs(
+            try Query.explainNoPairs(
                 error, store: store, location: location, model: options.model, now: context.nowUnix)
         }
         if let phrase = options.leadPhrase {
@@ -149,7 +152,7 @@ enum QueryVerify {
                     "no pairs at \(phrase) for \(location.name), \(variable.name)\(reach); try another --lead")
             }
         }
-        try QueryCommand.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
+        try Query.noteSkippedSources(store, location, chosen: result.source, requested: options.source, context)
         let notes = notes(result)
         for note in notes { context.note("Note: " + note) }
         if options.output.format == .svg {
@@ -162,7 +165,7 @@ enum QueryVerify {
         // object as `query verify --model <ensemble>` prints it), a second table; CSV keeps one shape.
         var ensembleReports: [Report] = []
         for model in ensembles {
-            if let scores = try QueryVerifyEnsemble.report(
+            if let scores = try Query.Verify.Ensembles.report(
                 model, options, store: store, location: location, range: range)
             {
                 ensembleReports.append(scores)
@@ -368,9 +371,7 @@ enum QueryVerify {
     }
 
     /// `0–6 h`, `12–24 h`, `1–2 d`.
-    static func leadLabel(_ from: Int, _ to: Int) -> String {
-        to <= 24 ? "\(from)–\(to) h" : "\(from / 24)–\(to / 24) d"
-    }
+    static func leadLabel(_ from: Int, _ to: Int) -> String { LeadBuckets.label(from: from, to: to) }
 
     /// "hours" below a day, "days" beyond.
     static func leadWords(_ from: Int, _ to: Int) -> String {
@@ -405,12 +406,12 @@ enum QueryVerify {
         let isProbability = result.variable.isProbability
         let subject = isProbability ? "Rain chances" : who
         let unitText = unit == "%" ? "%" : " \(unit)"
-        let direction = QueryCommand.biasPhrase(bias, unitText: unitText, variable: result.variable)
+        let direction = Query.biasPhrase(bias, unitText: unitText, variable: result.variable)
         var extra = "MAE \(formatNumber(mae, places: 1))\(unitText)"
         if let t = row.contingency, let csi = t.csi { extra += ", CSI \(formatNumber(csi, places: 2))" }
         if let brier = row.brier?.score { extra = "Brier \(formatNumber(brier, places: 3))" }
         let lead = "\(leadWords(row.leadFromHours, row.leadToHours)) out"
-        let over = QueryCommand.span(row.lastValidTime - row.firstValidTime)
+        let over = Query.span(row.lastValidTime - row.firstValidTime)
         return
             "\(subject)\(row.model != nil && isProbability ? " (\(row.model!))" : "") \(lead) \(direction) (\(extra)) over \(over) (n=\(row.scores.n))."
     }

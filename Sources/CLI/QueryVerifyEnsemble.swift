@@ -4,7 +4,7 @@ import WxStore
 
 /// `wxdb query verify` on an ensemble model (issue 31): the members' scores by lead bucket, from
 /// ``EnsembleVerify``, in `query ensemble --show scores`' columns.
-enum QueryVerifyEnsemble {
+extension Query.Verify.Ensembles {
     /// The location's ensemble models that have stored runs.
     static func models(_ store: any Store, _ location: Location) -> [String] {
         guard let ensembles = store as? any EnsembleStore else { return [] }
@@ -17,7 +17,7 @@ enum QueryVerifyEnsemble {
     /// One ensemble model's scores report, cut to the lead buckets `options` asks for (the `all` row
     /// then sums only those); nil when no member met an observation.
     static func report(
-        _ model: String, _ options: QueryVerify.Options, store: any Store, location: Location, range: TimeRange
+        _ model: String, _ options: Query.Verify.Options, store: any Store, location: Location, range: TimeRange
     ) throws -> Report? {
         guard let ensembles = store as? any EnsembleStore else {
             throw CLIError("this database engine does not keep ensemble members yet; use a SQLite database")
@@ -39,14 +39,14 @@ enum QueryVerifyEnsemble {
         for row in result.byLead { total.merge(row.scores) }
         result.total = total
         guard total.n > 0 else { return nil }
-        var report = QueryEnsemble.scores(result, location)
+        var report = Query.Ensemble.scores(result, location)
         report.meta.append(("ensemble", .bool(true)))
         return report
     }
 
     /// `query verify --model <ensemble>`, or a location whose only scored models are ensembles.
     static func run(
-        _ model: String, _ options: QueryVerify.Options, store: any Store, location: Location, range: TimeRange,
+        _ model: String, _ options: Query.Verify.Options, store: any Store, location: Location, range: TimeRange,
         _ context: Context
     ) throws {
         guard options.output.format != .svg else {

@@ -22,25 +22,24 @@ enum ReportCommand {
         static var table: [Opt<Options>] {
             LocationOption.options(\.location)
                 + [
-                    .list(
-                        "var", "variable", "Hourly variables to chart.",
+                    VariableListOption.option(
+                        \.variables, help: "Hourly variables to chart.",
                         default: "those of \(defaultVariables.joined(separator: ", ")) that have pairs",
-                        completions: Variables.hourlyNames, \.variables)
+                        completions: Variables.hourlyNames)
                 ]
                 + TimeRangeOptions.options(\.range, on: "forecast hours valid")
                 + [
-                    .string(
-                        "at", "time",
-                        "The hour whose forecasts the convergence chart follows (ISO 8601; without offset: the location's zone).",
-                        default: "the latest hour with an observation, else the next hour", \.at),
+                    AtOption.option(
+                        \.at,
+                        help:
+                            "The hour whose forecasts the convergence chart follows (ISO 8601; without offset: the location's zone).",
+                        default: "the latest hour with an observation, else the next hour"),
                     .list(
                         "lead", "hours", "Leads (hours, 0 to 384) of the forecast-against-observed charts.",
                         default: "24,72", \.leads),
-                    QueryCommand.sourceOption(\.source),
-                    .string(
-                        "output", "file",
-                        "Write the page to this file instead of stdout (replaced only when complete).",
-                        \.output)
+                    SourceOption.option(\.source),
+                    OutputPathOption.option(
+                        \.output, help: "Write the page to this file instead of stdout (replaced only when complete).")
                 ]
                 + UnitsOption.options(\.units) + DatabaseOption.options(\.database)
         }
@@ -143,7 +142,7 @@ enum ReportCommand {
                 case .success(let pooled):
                     // One model: its rows by model are the pooled rows (no second pass over the pairs).
                     if models.count == 1 {
-                        body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
+                        body += finding(Query.Verify.headline(pooled, unit: unit(pooled)))
                         var single = pooled
                         single.rows = pooled.rows.map { row in
                             var row = row
@@ -156,7 +155,7 @@ enum ReportCommand {
                         body += modelHeadlines(byModel)
                         body += figure(ChartViews.verify(byModel, id: "lead-\(variable.name)"))
                     } else {
-                        body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
+                        body += finding(Query.Verify.headline(pooled, unit: unit(pooled)))
                     }
                 case .failure(let error): body += missing(error)
                 }
@@ -229,7 +228,7 @@ enum ReportCommand {
                     }
                 }
                 for trend in trends {
-                    body += finding(QueryTrend.headline(trend, unit: units.unit(variable.quantity)))
+                    body += finding(Query.Trend.headline(trend, unit: units.unit(variable.quantity)))
                 }
                 for problem in problems { body += missingText("No chart for this lead: " + problem) }
                 if let chart = ChartViews.trend(trends, location: location, id: "trend-\(variable.name)") {
@@ -246,7 +245,7 @@ enum ReportCommand {
             let coverage = try CoverageQuery.coverage(store, location: location, range: range)
             if let first = coverage.hours.first?.hour, let last = coverage.hours.last?.hour {
                 body += finding(
-                    "Of the hours from \(QueryCommand.local(first, location)) to \(QueryCommand.local(last, location)), \(coverage.count(.fetched)) brought a new forecast, \(coverage.count(.repeated)) the same content again and \(coverage.count(.missed)) missed a fetch (usual interval \(coverage.cadenceHours) h)."
+                    "Of the hours from \(Query.local(first, location)) to \(Query.local(last, location)), \(coverage.count(.fetched)) brought a new forecast, \(coverage.count(.repeated)) the same content again and \(coverage.count(.missed)) missed a fetch (usual interval \(coverage.cadenceHours) h)."
                 )
                 body += figure(
                     ChartViews.coverage(coverage, location: location, range: (first, last), id: "coverage"))
@@ -263,19 +262,19 @@ enum ReportCommand {
                 body += "<h3>\(SVG.escape(variable.name))</h3>\n"
                 switch result {
                 case .success(let pooled) where scoredModels.count <= 1:
-                    body += finding(QueryVerify.headline(pooled, unit: unit(pooled)))
+                    body += finding(Query.Verify.headline(pooled, unit: unit(pooled)))
                     // The intervals are drawn as bands; the table keeps the scores.
                     var scores = pooled
                     scores.options.confidence = nil
-                    body += scoreTable(QueryVerify.report(scores, location), variable: variable)
+                    body += scoreTable(Query.Verify.report(scores, location), variable: variable)
                 case .success:
                     // Issue 27: one headline and table per model; a pool of models scores none of them.
                     for model in scoredModels {
                         body += "<h4>\(SVG.escape(model))</h4>\n"
                         do {
                             let own = try verify(variable, .lead, model: model, confidence: nil)
-                            body += finding(QueryVerify.headline(own, unit: unit(own)))
-                            body += scoreTable(QueryVerify.report(own, location), variable: variable)
+                            body += finding(Query.Verify.headline(own, unit: unit(own)))
+                            body += scoreTable(Query.Verify.report(own, location), variable: variable)
                         } catch let error as QueryError {
                             body += missing(error)
                         }
@@ -413,17 +412,17 @@ enum ReportCommand {
             return models.map { model in
                 var one = byModel
                 one.rows = byModel.rows.filter { $0.model == model }
-                return finding(QueryVerify.headline(one, unit: unit(one)))
+                return finding(Query.Verify.headline(one, unit: unit(one)))
             }.joined()
         }
 
         func metaLine(_ variables: [Variable]) -> String {
             var parts = [
                 "lat \(formatNumber(location.latitude, places: 4)), lon \(formatNumber(location.longitude, places: 4))",
-                "times in \(QueryCommand.zoneLabel(location))",
+                "times in \(Query.zoneLabel(location))",
                 "variables \(variables.map(\.name).joined(separator: ", "))", "\(units.rawValue) units"
             ]
-            if range.from != nil || range.to != nil { parts.append("valid \(QueryRuns.rangeWords(range))") }
+            if range.from != nil || range.to != nil { parts.append("valid \(Query.Runs.rangeWords(range))") }
             parts.append("made by wxdb \(WXDB.version) at \(CivilTime.isoUTC(now)) from Open-Meteo forecasts")
             return parts.joined(separator: " · ")
         }
@@ -438,7 +437,7 @@ enum ReportCommand {
             if let lastPaired {
                 return (
                     lastPaired,
-                    "The charts follow the latest hour with an observation, \(QueryCommand.local(lastPaired, location)); choose another with --at."
+                    "The charts follow the latest hour with an observation, \(Query.local(lastPaired, location)); choose another with --at."
                 )
             }
             let next = (now / 3600 + 1) * 3600
@@ -490,7 +489,7 @@ enum ReportCommand {
             func scores(_ result: VerifyResult, id: String) {
                 var total = Contingency()
                 for row in result.rows { if let t = row.contingency { total.merge(t) } }
-                body += finding(QueryVerify.headline(result, unit: unit(result)))
+                body += finding(Query.Verify.headline(result, unit: unit(result)))
                 body += contingencyTable(total, threshold: result.options.thresholdMillimetres)
                 if let chart = ChartViews.categorical(result, id: id) { body += figure(chart) }
             }
@@ -516,7 +515,7 @@ enum ReportCommand {
                 let reliability = try ReliabilityQuery.reliability(
                     store, location: location, variable: probability, source: source, range: range)
                 if let verified = try? verify(probability, .lead) {
-                    body += finding(QueryVerify.headline(verified, unit: "%"))
+                    body += finding(Query.Verify.headline(verified, unit: "%"))
                 }
                 body += figure(ChartViews.reliability(reliability, id: "reliability"))
             } catch let error as QueryError {

@@ -11,7 +11,7 @@ import WxStore
 
 /// `wxdb observe import-weewx` and `import-home-assistant`: a station's own database as the
 /// observations, read read-only (the reading and hourly rules live in WxStore's Stations).
-enum StationImportCommands {
+extension ObserveCommand.StationDatabases {
     struct WeewxOptions: CommandOptions {
         var database = DatabaseOption()
         var path = ""

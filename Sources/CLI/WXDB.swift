@@ -21,7 +21,7 @@ public enum WXDB {
                 "wxdb fetches Open-Meteo forecasts for saved locations into a local SQLite file and answers\nwhat was forecast, what happened, and how good the forecasts were.",
             subcommands: [
                 LocationsCommand.command, IngestCommand.command, BackfillCommand.command, ImportCommand.command,
-                ObserveCommand.command, QueryCommand.command, ExportCommand.command, ScheduleCommand.command,
+                ObserveCommand.command, Query.command, ExportCommand.command, ScheduleCommand.command,
                 PruneCommand.command, ReportCommand.command, StatsCommand.command, DoctorCommand.command,
                 CopyCommand.command,
                 CompletionCommand.command

@@ -38,6 +38,11 @@ public enum LeadBuckets {
     /// Every bucket in order: [0, 6), [6, 12), [12, 24), [24, 48), ..., [360, 384).
     public static let all: [LeadBucket] = zip(edges, edges.dropFirst()).map { LeadBucket(from: $0, to: $1) }
 
+    /// How tables, charts and notes name the bucket `[from, to)` h: `0–6 h`, `12–24 h`, `1–2 d`.
+    public static func label(from: Int, to: Int) -> String {
+        to <= 24 ? "\(from)–\(to) h" : "\(from / 24)–\(to / 24) d"
+    }
+
     /// The bucket holding a lead of `leadHours` = (valid_time − issued_at) / 3600, which may be
     /// fractional (half-hour offsets give 5.5). `nil` for negative leads (not forecasts), leads of
     /// 384 hours or more, and NaN.

@@ -214,8 +214,13 @@ public enum Compare {
             throw QueryError.unsupportedVariable(
                 variable.name, reason: "an ensemble's CRPS needs a quantity on a line, not a direction")
         }
+        // As verify: the default source is one that pairs, with both models (an ensemble's members are
+        // not in the hourly rows this checks, so only the deterministic ones are asked about).
         let source = try ObservationSources.resolve(
-            store, location: location, requested: options.source, models: models)
+            store, location: location, requested: options.source,
+            pairing: .init(
+                variable: variable, range: options.range, models: models.filter { !EnsembleModels.isEnsemble($0) }),
+            models: models)
         let quantity = variable.quantity
         let units = options.units
 
@@ -361,7 +366,7 @@ public enum Compare {
                 ? "at least \(DailyDifferenceTest.minimumDays) days with matched hours"
                 : "more days than the bucket's longest lead in days"
             notes.append(
-                "no test where the matched days are too few (the test needs \(need)): \(few.map { "\($0.leadFromHours)–\($0.leadToHours) h (\($0.days) day(s))" }.joined(separator: ", "))"
+                "no test where the matched days are too few (the test needs \(need)): \(few.map { "\(LeadBuckets.label(from: $0.leadFromHours, to: $0.leadToHours)) (\($0.days) day(s))" }.joined(separator: ", "))"
             )
         }
         return CompareResult(

@@ -119,23 +119,30 @@ public enum ObservationSources {
         public var variable: Variable
         public var range: TimeRange
         public var model: String?
+        /// Models that must each pair (compare's two); when given, `model` is not used.
+        public var models: [String]
         public var leadSeconds: Range<Int64>
 
         public init(
-            variable: Variable, range: TimeRange = TimeRange(), model: String? = nil,
+            variable: Variable, range: TimeRange = TimeRange(), model: String? = nil, models: [String] = [],
             leadSeconds: Range<Int64> = 0..<LeadRule.maxSeconds
         ) {
             self.variable = variable
             self.range = range
             self.model = model
+            self.models = models
             self.leadSeconds = leadSeconds.clamped(to: 0..<LeadRule.maxSeconds)
         }
 
         func pairs(_ store: any Store, locationID: Int64, source: String) throws -> Bool {
-            // A probability of precipitation is checked against observed precipitation.
-            try store.sourcePairs(
-                locationID: locationID, source: source, forecast: variable, observed: variable.observedVariable,
-                from: range.from, to: range.to, model: model, leadSeconds: leadSeconds)
+            for model in models.isEmpty ? [model] : models.map(Optional.some) {
+                // A probability of precipitation is checked against observed precipitation.
+                let pairs = try store.sourcePairs(
+                    locationID: locationID, source: source, forecast: variable, observed: variable.observedVariable,
+                    from: range.from, to: range.to, model: model, leadSeconds: leadSeconds)
+                if !pairs { return false }
+            }
+            return true
         }
     }
 }

@@ -499,7 +499,10 @@ public enum VerifyQuery {
         }
         if !few.isEmpty {
             let rows = few.sorted { ($0.model ?? "", $0.leadFromHours) < ($1.model ?? "", $1.leadFromHours) }
-                .map { "\($0.model.map { $0 + " " } ?? "")\($0.leadFromHours)–\($0.leadToHours) h (\($0.days) day(s))" }
+                .map {
+                    // As the table labels the row (1–2 d, not 24–48 h).
+                    "\($0.model.map { $0 + " " } ?? "")\(LeadBuckets.label(from: $0.leadFromHours, to: $0.leadToHours)) (\($0.days) day(s))"
+                }
             notes.append(
                 "no interval where fewer than \(DayBootstrap.minimumDays) valid days have pairs: \(rows.joined(separator: ", "))"
             )

@@ -65,9 +65,7 @@ struct BackfillTests {
         #expect(first.stderrText.contains("% of Open-Meteo's free hourly budget"))
 
         // Each stored run's issue time is the run asked for, and it says it came from the archive.
-        let stored = try SQLiteBackdoor(replay.box.db).db.rows(
-            "SELECT issued_at, issued_at_source FROM forecast_runs ORDER BY issued_at"
-        ) { ($0.int64(0), $0.string(1)) }
+        let stored = try replay.box.storedRuns().map { ($0.issuedAt, $0.issuedAtSource) }.sorted { $0.0 < $1.0 }
         #expect(stored.map(\.0) == requested.sorted())
         #expect(Set(stored.map(\.1)) == ["single_run"])
         #expect(requested.allSatisfy { $0 % 86400 == 0 })

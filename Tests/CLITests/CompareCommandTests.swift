@@ -389,6 +389,22 @@ struct VerifyIntervalCommandTests {
         #expect(
             notes.contains { $0.hasPrefix("no interval where fewer than 10 valid days have pairs: 0–6 h (5 day(s))") },
             "\(notes)")
+        // The note names each bucket as the table does (1–2 d, not 24–48 h).
+        let table = await history.box.run(
+            "query", "verify", "--location", "Testville", "--from", String(from), "--to", String(to), "--wide")
+        let note = notes.first { $0.hasPrefix("no interval") } ?? ""
+        let tableLines = table.stdout.split(separator: "\n").map { $0.trimmed(.whitespaces) }
+        var daysLong = 0
+        for row in rows {
+            let (low, high) = (Int(row["lead_from_h"]?.numberValue ?? 0), Int(row["lead_to_h"]?.numberValue ?? 0))
+            guard high > 24 else { continue }
+            daysLong += 1
+            let label = "\(low / 24)–\(high / 24) d"
+            #expect(tableLines.contains { $0.hasPrefix(label) }, "\(label) in \(table.stdout)")
+            #expect(note.contains(label + " ("), "\(label) in \(note)")
+            #expect(!note.contains("\(low)–\(high) h"), "\(note)")
+        }
+        #expect(daysLong > 0)
     }
 }
 

@@ -261,6 +261,39 @@ struct DefaultSourceTests {
         #expect(after.note.contains("Pairs of temperature_2m for Berlin use source era5"), "\(after.note)")
     }
 
+    @Test("compare's default source pairs with both models: a station file no forecast covers is skipped, as in verify")
+    func compareSkipsStationThatDoesNotPair() async throws {
+        let box = Sandbox()
+        defer { box.remove() }
+        #expect(
+            await box.run(
+                "locations", "add", "Berlin", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC", "--models",
+                "icon_seamless,ecmwf_ifs025"
+            ).code == 0)
+        let d = Self.day
+        for (model, offset) in [("icon_seamless", 0.0), ("ecmwf_ifs025", 0.3)] {
+            let run = TestResponse(start: d, hours: 48) { 10 + offset + Double(($0 / 3600) % 6) / 10 }
+            let path = try box.write("\(model).json", run.json())
+            let stored = await box.run(
+                "import", path, "--location", "Berlin", "--model", model, "--fetched-at", CivilTime.isoUTC(d))
+            #expect(stored.code == 0, "\(stored.stderrText)")
+        }
+        let era5 = try box.write("era5.csv", stationCSV(from: d, hours: 48) { 10.2 + Double(($0 / 3600) % 4) / 10 })
+        #expect(await box.run("observe", "import", era5, "--location", "Berlin", "--source", "era5").code == 0)
+        // A station file of other days (a Delhi file imported for Berlin): ranked first, pairs with nothing.
+        let other = try box.write("other.csv", stationCSV(from: d - 7 * 86400, hours: 2) { _ in 5 })
+        #expect(await box.run("observe", "import", other, "--location", "Berlin", "--source", "mystation").code == 0)
+        let compare = await box.run("query", "compare", "--location", "Berlin", "--format", "json")
+        #expect(compare.code == 0, "\(compare.stderrText)")
+        #expect(try parseJSON(compare.stdout)["source"]?.stringValue == "era5")
+        #expect(
+            compare.stderrText.contains("mystation has no observation at these forecasts' hours"),
+            "\(compare.stderrText)")
+        // Asked for by name, the station is still used, and says why nothing pairs.
+        let asked = await box.run("query", "compare", "--location", "Berlin", "--source", "mystation")
+        #expect(asked.code == 1)
+    }
+
     @Test("a station file that pairs keeps its precedence, in query and export alike")
     func stationThatPairs() async throws {
         let box = try await setUp()

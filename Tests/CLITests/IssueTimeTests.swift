@@ -34,11 +34,9 @@ struct IssueTimeTests {
             ).code == 0)
     }
 
-    /// (issued_at, issued_at_source) of every run.
+    /// (issued_at, issued_at_source) of every run, in the order stored.
     func runs(_ replay: ReplaySandbox) throws -> [(Int64, String)] {
-        try SQLiteBackdoor(replay.box.db).db.rows(
-            "SELECT issued_at, issued_at_source FROM forecast_runs ORDER BY id", []
-        ) { ($0.int64(0), $0.string(1)) }
+        try replay.box.storedRuns().map { ($0.issuedAt, $0.issuedAtSource) }
     }
 
     func singleRunRequests(_ replay: ReplaySandbox) -> [String] {
@@ -63,7 +61,7 @@ struct IssueTimeTests {
             from: try #require(URL(string: replay.server.baseURL + request)))
         replay.server.resetLog()
         let path = try replay.box.write("saved-run.json", String(decoding: data, as: UTF8.self))
-        let run = try #require(try SQLiteBackdoor(scout.db).db.scalarInt("SELECT issued_at FROM forecast_runs"))
+        let run = try #require(try scout.storedRuns().first?.issuedAt)
         return (path, run)
     }
 

@@ -83,7 +83,7 @@ struct LeanZoneTests {
                 hits.append("\(file):\(number + 1)")
             }
         }
-        // Before: ObserveStationCommands (import-metar --timezone), METAR.swift (the IEM reader) and
+        // Before: ObserveCommand.StationFiles (import-metar --timezone), METAR.swift (the IEM reader) and
         // OptionGroups (relative dates like `today` in the location's zone).
         #expect(hits.isEmpty, "\(hits)")
     }

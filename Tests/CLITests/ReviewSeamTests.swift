@@ -16,15 +16,15 @@ struct ReviewSeamTests {
             (0, 0, 0, true, "0.00 (0.00–0.00)")
         ])
     func intervalDash(value: Double, low: Double, high: Double, signed: Bool, expected: String) {
-        let text = QueryVerify.intervalText(
+        let text = Query.Verify.intervalText(
             .number(value), ScoreInterval(low: low, high: high), kind: signed ? .signed(places: 2) : .number(places: 2))
         #expect(text == expected)
     }
 
     @Test("a verify score without an interval keeps the column's fixed decimals (0.30, not 0.3)")
     func noIntervalFixed() {
-        #expect(QueryVerify.intervalText(.number(0.3), nil, kind: .number(places: 2)) == "0.30")
-        #expect(QueryVerify.intervalText(.number(2), nil, kind: .signed(places: 2)) == "+2.00")
+        #expect(Query.Verify.intervalText(.number(0.3), nil, kind: .number(places: 2)) == "0.30")
+        #expect(Query.Verify.intervalText(.number(2), nil, kind: .signed(places: 2)) == "+2.00")
     }
 }
 

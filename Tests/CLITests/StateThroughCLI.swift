@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import WxCore
+import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 
@@ -25,6 +27,29 @@ extension Sandbox {
     /// How many rows `stats` counts in `table`.
     func count(_ table: String) async throws -> Int64 {
         try #require(try await tableCounts()[table], "stats has no table \(table)")
+    }
+
+    /// Every location's runs, in the order they were stored, as the Store describes them to every
+    /// engine's callers (`query runs` prints the same fields): issue time and its source, fetches, hours.
+    func storedRuns() throws -> [RunSummary] {
+        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        return try store.locations().flatMap {
+            try store.runSummaries(locationID: $0.id, model: nil, issuedFrom: .min, issuedTo: .max)
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// The observation sources stored for `location`, sorted.
+    func observationSources(_ location: String) throws -> [String] {
+        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        let found = try #require(try store.location(named: location))
+        return try store.observationSources(locationID: found.id).sorted()
+    }
+
+    /// `wxdb doctor --format json`'s verdict: integrity, foreign keys and schema all fine.
+    func doctorSaysOK() async throws -> Bool {
+        let result = await run("doctor", "--format", "json")
+        #expect(result.code == 0, "doctor: \(result.stderrText)")
+        return try parseJSON(result.stdout)["ok"]?.boolValue == true
     }
 
     /// The runs of `location` as `wxdb query runs --format json` lists them (empty when it has none).

@@ -252,7 +252,7 @@ final class ConnectionRecorder: @unchecked Sendable {
         stopped = true
         lock.unlock()
         if first {
-            for _ in 0..<100 {  // the accept loop polls every 50 ms; up to 5 s for readers to finish
+            for _ in 0..<1300 {  // the accept loop polls every 50 ms; readers end at the browser's exit
                 lock.lock()
                 let busy = pending > 0 || accepting
                 lock.unlock()
@@ -295,8 +295,10 @@ final class ConnectionRecorder: @unchecked Sendable {
     private func read(_ client: Int32) {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
-        // A browser writes its request line at once; two seconds covers a starved machine's delay.
-        for _ in 0..<40 where !received.contains(10) {
+        // Until the request line or the browser closes the connection (it has exited when the
+        // recorder stops). A bound of two seconds recorded a starved browser's late request line
+        // as "a connection that sent nothing" under load; a minute is only a safety net.
+        for _ in 0..<1200 where !received.contains(10) {
             var poller = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 50) >= 0 else { break }
             if poller.revents == 0 { continue }
