@@ -143,7 +143,10 @@ struct EnsembleVerifyCompareTests {
             same += 1
             #expect(abs(mae[0] - crps) < 1e-4, "\(row) \(scored)")
         }
-        #expect(same >= 3)
+        // The ensemble's runs carry meta.json's initialisation time (icon_d2_eps every 3 h, 2 h before
+        // the fetch; icon_seamless every 6 h), so the two models' lead buckets part at the edges and
+        // fewer buckets match hour for hour than when the ensemble's time was a cadence estimate.
+        #expect(same >= 1)
 
         // Two deterministic models' JSON keeps its shape (no loss key).
         let tableCompare = await box.run(
