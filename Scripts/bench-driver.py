@@ -628,6 +628,105 @@ COMMIT;
         if self.quick:
             self.notes.append("--quick: backfill measured on %d runs (2 days, one model), not 120." % runs)
 
+    # ---------------------------------------------------------------- ensemble
+
+    def ensemble(self):
+        """Issue 31: storing one 51-member run (values/s) beside a deterministic run, both through `wxdb
+        ingest` and the replay server in this run; bytes per member value on disk; `query verify` of a
+        location-month of a 51-member model (read from the kept day sums), beside scoring every member
+        once (what the first open after migration 0015 does to fill the sums)."""
+        import array
+        import random
+        import sqlite3
+        replay_bin = os.path.join(ROOT, ".build", "release", "wxdb-replay")
+        proc = subprocess.Popen([replay_bin, "--fixtures", os.path.join(ROOT, "Fixtures")], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        stored = {}
+        try:
+            base = proc.stdout.readline().strip()
+            env = dict(os.environ, WXDB_FORECAST_URL=base + "/v1/forecast", WXDB_ENSEMBLE_URL=base + "/v1/ensemble",
+                       WXDB_META_URL=base + "/data", WXDB_ARCHIVE_URL=base + "/v1/archive")
+            env.pop("WXDB_API_KEY", None)
+            for kind, model in (("deterministic", "ecmwf_ifs025"), ("ensemble", "ecmwf_ifs025_ensemble")):
+                db = os.path.join(self.work, "ensemble-%s.sqlite" % kind)
+                best = None
+                for _ in range(1 if self.quick else 3):
+                    self.new_wxdb(db)
+                    measured([self.wxdb, "--db", db, "--quiet", "locations", "set", LOC, "--models", model])
+                    before = used_bytes(db)
+                    self.log("ensemble: wxdb ingest of one %s run (%s)" % (kind, model))
+                    r = measured([self.wxdb, "--db", db, "--quiet", "ingest", "--forecast-days", "16"], env=env)
+                    best = r if best is None or r.wall < best.wall else best
+                if kind == "ensemble":
+                    values = int(sql(db, "SELECT sum(r.hour_count * r.member_count) FROM ensemble_values v "
+                                         "JOIN ensemble_runs r ON r.id = v.run_id;") or 0)
+                    members = int(sql(db, "SELECT max(member_count) FROM ensemble_runs;") or 0)
+                else:
+                    values, members = counts(db)["values"], 1
+                stored[kind] = (best, values, members, used_bytes(db) - before)
+        finally:
+            proc.terminate()
+            proc.wait()
+        (rd, vd, _, _), (re_, ve, me, be) = stored["deterministic"], stored["ensemble"]
+        self.row("Ensemble", "wxdb ingest, one deterministic run (ecmwf_ifs025, %s values), values/s" % f"{vd:,}",
+                 rate(vd, rd), "", "", "", None)
+        self.row("Ensemble", "wxdb ingest, one %d-member run (ecmwf_ifs025_ensemble, %s member values), values/s" % (
+            me, f"{ve:,}"), rate(ve, re_), "deterministic %s" % rate(vd, rd), "%.1fx the values/s" % (
+            (ve / re_.wall) / (vd / rd.wall)), "", None)
+        self.row("Ensemble", "bytes on disk per member value (pages in use before and after)", "%.2f B" % (be / ve),
+                 "", "", "<= 4 B", be / ve <= 4.1)
+        # A location-month of a 51-member model, written straight into the tables (ensemble_sums_pending set, so
+        # the first open adds the sums from every member, as after migration 0015).
+        days, per_day, hours, m = 30, (1 if self.quick else 4), 384, 51
+        db = os.path.join(self.work, "ensemble-month.sqlite")
+        self.new_wxdb(db)
+        measured([self.wxdb, "--db", db, "--quiet", "locations", "set", LOC, "--models", "ecmwf_ifs025_ensemble"])
+        self.log("ensemble: writing %d runs of %d members x %d h (a location-month)" % (days * per_day, m, hours))
+        start = 1780272000  # 2026-06-01T00:00Z
+        rng = random.Random(31)
+        noise = [rng.gauss(0, 1.5) for _ in range(m * hours + 997)]
+        con = sqlite3.connect(db)
+        con.execute("PRAGMA foreign_keys=ON")
+        names = ["temperature_2m", "relative_humidity_2m", "dew_point_2m", "apparent_temperature", "precipitation",
+                 "cloud_cover", "pressure_msl", "wind_speed_10m", "wind_gusts_10m"]
+        def truth(t):
+            return 15 + 6 * math.sin((t % 86400) / 86400 * 2 * math.pi) + 3 * math.sin(t / 86400 / 5)
+        for run in range(days * per_day):
+            issued = start + run * 86400 // per_day
+            shift = (run * 7919) % 997
+            block = array.array("f", [truth(issued + h * 3600) + noise[shift + h * m + k]
+                                      for h in range(hours) for k in range(m)]).tobytes()
+            con.execute("INSERT INTO ensemble_runs (id, location_id, model, issued_at, issued_at_source, fetched_at, "
+                        "grid_latitude, grid_longitude, first_valid_time, hour_count, member_count, content_hash) "
+                        "VALUES (?, 1, 'ecmwf_ifs025_ensemble', ?, 'model_run', ?, 52.5, 13.4, ?, ?, ?, ?)",
+                        (run + 1, issued, issued + 7 * 3600, issued, hours, m, run + 1))
+            con.executemany("INSERT INTO ensemble_values (run_id, variable, members) VALUES (?, ?, ?)",
+                            [(run + 1, name, block) for name in names])
+        last = start + (days + 16) * 86400
+        con.executemany("INSERT INTO observations (location_id, source, time, temperature_2m, precipitation, recorded_at) "
+                        "VALUES (1, 'station', ?, ?, 0, ?)",
+                        [(t, truth(t) + rng.gauss(0, 1.5), t) for t in range(start, min(last, start + days * 86400), 3600)])
+        con.execute("INSERT OR IGNORE INTO ensemble_sums_pending (id) VALUES (1)")
+        con.commit()
+        con.close()
+        member_values = days * per_day * hours * m * len(names)
+        self.log("ensemble: first open adds the sums from every member (%s member values)" % f"{member_values:,}")
+        fill = measured([self.wxdb, "--db", db, "--quiet", "stats"])
+        verify_cmd = [self.wxdb, "--db", db, "--quiet", "query", "verify", "--location", LOC, "--model",
+                      "ecmwf_ifs025_ensemble", "--source", "station", "--from", iso(start)[:10], "--to",
+                      iso(start + (days - 1) * 86400)[:10], "--format", "json"]
+        best = None
+        for _ in range(3):
+            r = measured(verify_cmd)
+            best = r if best is None or r.wall < best.wall else best
+        groups = int(sql(db, "SELECT count(*) FROM ensemble_summaries WHERE variable = 'temperature_2m';") or 0)
+        self.row("Ensemble", "query verify, a location-month of a %d-member model (%d runs, %s kept day-bucket groups, "
+                 "with intervals)" % (m, days * per_day, f"{groups:,}"), ms(best.wall),
+                 "every member scored once: %s" % ms(fill.wall), "%.0fx faster" % (fill.wall / best.wall),
+                 "", None)
+        if self.quick:
+            self.notes.append("--quick: the ensemble month has 1 run a day (30 runs), not 4 (120).")
+
     # ---------------------------------------------------------------- report
 
     def report(self, started):
@@ -718,6 +817,15 @@ ORDER BY r.issued_at, r.id, h.valid_time;
 """
 
 
+def used_bytes(path):
+    """Bytes of the pages in use (page_count - freelist_count) after a checkpoint."""
+    sql(path, "PRAGMA wal_checkpoint(TRUNCATE);")
+    out = sql(path, "SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count), "
+                    "(SELECT page_size FROM pragma_page_size);")
+    pages, size = map(int, out.split("|"))
+    return pages * size
+
+
 def rate(n, r):
     return "%s/s" % si(n / r.wall)
 
@@ -753,7 +861,7 @@ def main():
     ap.add_argument("--invocations", type=int)
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--regen", action="store_true")
-    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,lean,postgres,scale")
+    ap.add_argument("--only", default="ingest,verify,export,startup,backfill,report,stations,lean,postgres,scale,ensemble")
     ap.add_argument("--baseline-wxdb", help="a release wxdb of an earlier commit, for the lean rows")
     ap.add_argument("--baseline-rev", default="?", help="the commit --baseline-wxdb was built from")
     ap.add_argument("--static-wxdb", help="the self-contained binary of Scripts/package, for the lean rows")
@@ -780,6 +888,8 @@ def main():
         b.html_report()
     if "stations" in only:
         b.stations()
+    if "ensemble" in only:
+        b.ensemble()
     if "lean" in only:
         if not hasattr(b, "files"):
             b.data()

@@ -14,9 +14,8 @@ enum ChartViews {
     static func verify(_ result: VerifyResult, id: String) -> LineChart {
         let variable = result.variable
         let unit = variable.isProbability ? "%" : result.options.units.unit(variable.quantity)
-        let buckets = Array(Set(result.rows.map { LeadBucket(from: $0.leadFromHours, to: $0.leadToHours) })).sorted()
-        let position = Dictionary(uniqueKeysWithValues: buckets.enumerated().map { ($0.element, Double($0.offset)) })
-        let labels = buckets.map { Query.Verify.leadLabel($0.from, $0.to) }
+        let axis = LeadAxis(result.rows.map { LeadBucket(from: $0.leadFromHours, to: $0.leadToHours) })
+        let position = axis.position
         var models: [String?] = []
         for row in result.rows where !models.contains(row.model) { models.append(row.model) }
         func band(_ rows: [VerifyRow], _ score: IntervalScore) -> [ChartBand] {
@@ -65,8 +64,7 @@ enum ChartViews {
                 "\(what) of \(variable.name) forecasts for \(result.location) by lead time bucket, one colour per model; the numbers under the axis are the pairs behind each point\(result.rows.contains { $0.intervals != nil } ? "; the shaded bands are 95% intervals of the \(variable.isProbability ? "Brier score" : "MAE") (block bootstrap over valid days)" : "").",
             xTitle: "lead time", yTitle: variable.isProbability ? "Brier score (0 best)" : "error (\(unit))",
             series: series)
-        chart.xAxis = .categories(buckets.indices.map(Double.init), labels)
-        chart.nRow = true
+        axis.frame(&chart)
         if !variable.isProbability { chart.referenceY = [0] }
         return chart
     }
@@ -149,7 +147,7 @@ enum ChartViews {
             series.append(forecast)
         }
         let banded = series.contains { !$0.band.isEmpty }
-        let level = Query.Trend.percentText(first.confidence ?? 0.95)
+        let level = QueryTrend.percentText(first.confidence ?? 0.95)
         let startOffset = ZoneTime.offset(at: first.points.first?.time ?? 0, timezone: location.timezone)
         var chart = LineChart(
             id: id,
@@ -157,7 +155,7 @@ enum ChartViews {
                 "\(first.variable.name): observed and forecast over time (\(daily ? "daily \(totals ? "totals" : "means")" : "hourly"))",
             description:
                 "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the \(totals ? "total" : "mean") of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)")\(banded ? "; the shaded band around a forecast line is the \(level)% interval of the day's mean forecast (the observation plus the interval of the day's error, from its hours): where the observed line leaves it, that day's error is beyond the noise" : "").",
-            xTitle: "valid time (\(Query.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
+            xTitle: "valid time (\(QueryCommand.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
             series: series)
         chart.xAxis = .time(offset: startOffset)
         chart.sizeByN = markers
@@ -198,7 +196,7 @@ enum ChartViews {
         var chart = LineChart(
             id: id,
             title:
-                "\(history.variable.name) for \(TimeInput.local(history.validTime, timezone: location.timezone)) (\(Query.zoneLabel(location))): run after run",
+                "\(history.variable.name) for \(TimeInput.local(history.validTime, timezone: location.timezone)) (\(QueryCommand.zoneLabel(location))): run after run",
             description:
                 "Every stored run's forecast of \(history.variable.name) for one hour against how far ahead it was issued; \(downsampled ? "neighbouring runs averaged, marker area the runs behind each point" : "each point is one run (n=1)").",
             xTitle: "lead time (hours before the valid time)", yTitle: "\(history.variable.name) (\(unit))",
@@ -229,12 +227,38 @@ enum ChartViews {
                     : ""),
             xTitle: "forecast probability (%)", yTitle: "observed frequency (%)",
             series: [ChartSeries(name: "forecasts", points: points, colour: .palette(0))])
+        reliabilityFrame(&chart)
+        return chart
+    }
+
+    /// A reliability diagram's frame (deterministic and ensemble alike): both axes in percent, the
+    /// diagonal of perfect reliability, marker areas and the row of counts by cases.
+    static func reliabilityFrame(_ chart: inout LineChart) {
         chart.xDomain = 0...100
         chart.yDomain = 0...100
         chart.diagonal = true
         chart.nRow = true
         chart.sizeByN = true
-        return chart
+    }
+
+    /// Lead buckets as the x axis's categories, in lead order: where each bucket sits, and the frame
+    /// every by-lead chart shares (the labels under the axis, the row of counts below them).
+    struct LeadAxis {
+        let buckets: [LeadBucket]
+        let position: [LeadBucket: Double]
+
+        init(_ buckets: [LeadBucket]) {
+            self.buckets = Array(Set(buckets)).sorted()
+            position = Dictionary(
+                uniqueKeysWithValues: self.buckets.enumerated().map { ($0.element, Double($0.offset)) })
+        }
+
+        var labels: [String] { buckets.map { Query.Verify.leadLabel($0.from, $0.to) } }
+
+        func frame(_ chart: inout LineChart) {
+            chart.xAxis = .categories(buckets.indices.map(Double.init), labels)
+            chart.nRow = true
+        }
     }
 
     /// The fetch log as a calendar of local days and hours.

@@ -14,16 +14,14 @@ enum EnsembleChartViews {
         let variable = Variables.hourlyVariable(named: result.variable)!
         let unit = units.unit(variable.quantity)
         let rows = deterministic?.rows ?? []
-        let buckets = Array(
-            Set(result.byLead.map(\.bucket) + rows.map { LeadBucket(from: $0.leadFromHours, to: $0.leadToHours) })
-        ).sorted()
-        let position = Dictionary(uniqueKeysWithValues: buckets.enumerated().map { ($0.element, Double($0.offset)) })
+        let axis = ChartViews.LeadAxis(
+            result.byLead.map(\.bucket) + rows.map { LeadBucket(from: $0.leadFromHours, to: $0.leadToHours) })
+        let position = axis.position
         let crps = result.byLead.compactMap { bucket, scores -> ChartPoint? in
             guard let value = scores.crps.map({ units.convertDifference($0, variable.quantity) }) else { return nil }
             return ChartPoint(
                 x: position[bucket]!, y: value, n: scores.n,
-                note: "lead \(Query.Verify.leadLabel(bucket.from, bucket.to)), CRPS \(ChartViews.number(value)) \(unit)"
-            )
+                note: "lead \(Query.Verify.leadLabel(bucket.from, bucket.to)), CRPS \(ChartViews.number(value)) \(unit)")
         }
         var series = [ChartSeries(name: "\(result.model) CRPS", points: crps, colour: .palette(0))]
         var models: [String] = []
@@ -45,9 +43,7 @@ enum EnsembleChartViews {
             description:
                 "CRPS (empirical CDF of the members) of \(result.model) by lead time bucket against \(result.source), beside the MAE of each deterministic model (dashed; a single forecast's CRPS is its absolute error, lower is better); the numbers under the axis are the ensemble's cases behind each point. The deterministic models are scored on their own pairs, not only on the hours the ensemble has.",
             xTitle: "lead time", yTitle: "CRPS or MAE (\(unit))", series: series)
-        chart.xAxis = .categories(
-            buckets.indices.map(Double.init), buckets.map { Query.Verify.leadLabel($0.from, $0.to) })
-        chart.nRow = true
+        axis.frame(&chart)
         chart.nonNegative = true
         return chart
     }
@@ -57,7 +53,8 @@ enum EnsembleChartViews {
     static func spreadSkill(_ result: EnsembleVerification, units: UnitSystem, id: String) -> LineChart {
         let variable = Variables.hourlyVariable(named: result.variable)!
         let unit = units.unit(variable.quantity)
-        let labels = result.byLead.map { Query.Verify.leadLabel($0.bucket.from, $0.bucket.to) }
+        let axis = ChartViews.LeadAxis(result.byLead.map(\.bucket))
+        let labels = axis.labels
         func points(_ value: (EnsembleScores) -> Double?, _ name: String, withN: Bool) -> [ChartPoint] {
             result.byLead.enumerated().compactMap { index, entry in
                 guard let raw = value(entry.scores) else { return nil }
@@ -78,8 +75,7 @@ enum EnsembleChartViews {
                     name: "RMSE of the mean", points: points({ $0.meanRMSE }, "RMSE of the mean", withN: false),
                     colour: .palette(1), dash: 1)
             ])
-        chart.xAxis = .categories(labels.indices.map(Double.init), labels)
-        chart.nRow = true
+        axis.frame(&chart)
         chart.nonNegative = true
         return chart
     }
@@ -136,11 +132,7 @@ enum EnsembleChartViews {
                 + String(printf: " Fair Brier score %.4f over %d cases.", events.fairBrier ?? .nan, events.n),
             xTitle: "members forecasting the event (%)", yTitle: "observed frequency (%)",
             series: [ChartSeries(name: result.model, points: points, colour: .palette(0))])
-        chart.xDomain = 0...100
-        chart.yDomain = 0...100
-        chart.diagonal = true
-        chart.nRow = true
-        chart.sizeByN = true
+        ChartViews.reliabilityFrame(&chart)
         return chart
     }
 }

@@ -44,19 +44,24 @@ enum PruneCommand {
             options: Options.self, run: run)
     }
 
+    /// The ensemble part of prune's summary, said only when there is one.
+    static func ensembleClause(_ runs: Int) -> String {
+        runs > 0 ? ", and the members of \(runs) ensemble run\(runs == 1 ? "" : "s")" : ""
+    }
+
     static func run(_ options: Options, _ context: Context) throws {
         let keep = options.keepDays!
         let store = try options.database.open(context)
         if options.dryRun {
             let plan = try Pruner.plan(store, keepDays: keep, now: context.nowUnix)
             context.out(
-                "Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows (nothing was changed)\n"
+                "Would prune \(plan.runs) runs: \(plan.hourlyRows) hourly and \(plan.dailyRows) daily rows\(ensembleClause(plan.ensembleRuns)) (nothing was changed)\n"
             )
             return
         }
         let before = fileSize(store.path)
         func summary(_ result: PruneResult) -> String {
-            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed (their verification sums are kept)"
+            "Pruned \(result.runs) runs: \(result.hourlyRows) hourly and \(result.dailyRows) daily rows removed\(ensembleClause(result.ensembleRuns)) (their verification sums are kept)"
         }
         let result: PruneResult
         do {

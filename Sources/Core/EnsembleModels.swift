@@ -55,6 +55,25 @@ public enum EnsembleModels {
         EnsembleModel(name: "google_weathernext2_ensemble", members: 64, cadenceHours: 12, horizonHours: 360)
     ]
 
+    /// The internal domain whose `/data/<domain>/static/meta.json` names a model's latest run
+    /// (`last_run_initialisation_time`), as Open-Meteo's `DomainRegistry` spells them
+    /// (open-meteo/open-meteo Sources/App/Helper/DomainRegistry.swift: `dwd_icon_eps`, `dwd_icon_eu_eps`,
+    /// `dwd_icon_d2_eps`, `ncep_gefs025`, `ncep_gefs05`, `ecmwf_ifs025_ensemble`, `cmc_gem_geps`,
+    /// `bom_access_global_ensemble`; EcmwfDomain.ifs025_ensemble.domainRegistry). The AIFS, UKMO and
+    /// MeteoSwiss ensembles are named as their `models=` value is, which the registry's other
+    /// ensemble entries follow (not checked against a live server). The blends (`icon_seamless_eps`,
+    /// `ncep_gefs_seamless`) have no single run, and models not listed have no known domain: their
+    /// initialisation time is estimated from the cadence.
+    public static let domains: [String: String] = [
+        "icon_global_eps": "dwd_icon_eps", "icon_eu_eps": "dwd_icon_eu_eps", "icon_d2_eps": "dwd_icon_d2_eps",
+        "ncep_gefs025": "ncep_gefs025", "ncep_gefs05": "ncep_gefs05",
+        "ecmwf_ifs025_ensemble": "ecmwf_ifs025_ensemble", "ecmwf_aifs025_ensemble": "ecmwf_aifs025_ensemble",
+        "gem_global_ensemble": "cmc_gem_geps", "bom_access_global_ensemble": "bom_access_global_ensemble",
+        "ukmo_global_ensemble_20km": "ukmo_global_ensemble_20km", "ukmo_uk_ensemble_2km": "ukmo_uk_ensemble_2km",
+        "meteoswiss_icon_ch1_ensemble": "meteoswiss_icon_ch1_ensemble",
+        "meteoswiss_icon_ch2_ensemble": "meteoswiss_icon_ch2_ensemble"
+    ]
+
     /// The largest member count of any model: what an unknown ensemble is counted as in the budget.
     public static let maxMembers = table.map(\.members).max() ?? 64
 

@@ -99,7 +99,7 @@ extension HTTPClient {
     /// The model's `meta.json`, asked once with a short timeout and no retry (it only refines what
     /// wxdb can do without it); nil when the model is a blend or unknown, or the answer is not JSON.
     func modelMeta(_ model: String, endpoints: Endpoints) async -> JSON? {
-        guard let domain = ModelDomains.domains[model],
+        guard let domain = ModelDomains.domains[model] ?? EnsembleModels.domains[model],
             let url = URL(string: endpoints.meta + "/" + domain + "/static/meta.json")
         else { return nil }
         let quick = HTTPClient(timeout: min(timeout, 10), retry: .none, userAgent: userAgent)

@@ -24,6 +24,14 @@ public enum EnsembleIngest {
         models: [String], forecastDays: Int, now: Int64, issuedAt: [String: Int64] = [:]
     ) async -> EnsembleIngestSummary {
         var summary = EnsembleIngestSummary()
+        // The run's initialisation time, as deterministic runs get it: the model's meta.json, asked
+        // once per model; a blend or an unreadable or implausible answer leaves the cadence estimate.
+        var issuedAt = issuedAt
+        for model in models where issuedAt[model] == nil {
+            if let time = await runTime(model, client: client, endpoints: endpoints, now: now) {
+                issuedAt[model] = time
+            }
+        }
         for request in EnsembleRequest.batches(locations: locations, models: models, forecastDays: forecastDays) {
             let targets = request.locations.flatMap { location in models.map { (location.id as Int64?, $0 as String?) }
             }
@@ -78,5 +86,17 @@ public enum EnsembleIngest {
             }
         }
         return summary
+    }
+
+    /// The initialisation time of the ensemble model's latest run from its meta.json; nil when it has
+    /// no known domain, the metadata cannot be had, or the time is in the future or older than any
+    /// run an answer can be from (as `Ingest.modelRunTime` judges deterministic models').
+    static func runTime(_ model: String, client: HTTPClient, endpoints: Endpoints, now: Int64) async -> Int64? {
+        guard EnsembleModels.domains[model] != nil,
+            let json = await client.modelMeta(model, endpoints: endpoints),
+            let time = json["last_run_initialisation_time"]?.numberValue, time > 0, time == time.rounded(),
+            time <= Double(now + 3600), time >= Double(now - Int64(Ingestor.oldestModelRunDays) * 86400)
+        else { return nil }
+        return Int64(time)
     }
 }

@@ -16,12 +16,89 @@ public struct EnsembleVerification: Sendable {
     public var events: [EnsembleEventScores]
 }
 
-/// Scores an ensemble model's stored members against observations (issue 31).
+/// Scores an ensemble model against observations (issue 31).
 ///
-/// The scores are computed from the members when asked: the sums add up (``EnsembleScores``), but they
-/// are not yet kept at write time, so this reads every member of every run in the window.
+/// The scores come from the sums kept at write time (one group per local day and lead bucket), so
+/// this reads days, not members, and still counts the runs whose members prune deleted. A day the
+/// window cuts, and a threshold whose event sums are not kept, are scored from the stored members.
 public enum EnsembleVerify {
     public static func run(
+        store: any EnsembleStore, location: Location, model: String, variable: Variable, source: String,
+        from: Int64 = .min, to: Int64 = .max, thresholds: [Double] = []
+    ) throws -> EnsembleVerification {
+        let days = try daily(
+            store: store, location: location, model: model, variable: variable, source: source, from: from, to: to,
+            thresholds: thresholds)
+        return days.verification
+    }
+
+    /// The scores with their per-day groups (for the day-block bootstrap), or nil groups when the
+    /// store keeps no sums yet (then every score is from the members).
+    public static func daily(
+        store: any EnsembleStore, location: Location, model: String, variable: Variable, source: String,
+        from: Int64 = .min, to: Int64 = .max, thresholds: [Double] = []
+    ) throws -> (verification: EnsembleVerification, days: [EnsembleDayGroup]?) {
+        guard
+            let groups = try store.ensembleGroups(
+                locationID: location.id, model: model, variable: variable.name, source: source, from: from, to: to)
+        else {
+            let all = try fromMembers(
+                store: store, location: location, model: model, variable: variable, source: source, from: from,
+                to: to, thresholds: thresholds)
+            return (all, nil)
+        }
+        let kept = EnsembleGroupSums.thresholds(for: variable.name)
+        var buckets: [LeadBucket: EnsembleScores] = [:]
+        var total = EnsembleScores()
+        var events = thresholds.map { EnsembleEventScores(threshold: $0) }
+        var whole: [EnsembleDayGroup] = []
+        var cut: [(from: Int64, to: Int64)] = []
+        for group in groups {
+            guard group.dayStart >= from, group.dayEnd - 1 <= to else {
+                let span = (max(from, group.dayStart), min(to, group.dayEnd - 1))
+                if !cut.contains(where: { $0 == span }) { cut.append(span) }
+                continue
+            }
+            whole.append(group)
+            buckets[group.bucket, default: EnsembleScores()].merge(group.sums.scores)
+            total.merge(group.sums.scores)
+            for i in events.indices {
+                if let k = kept.firstIndex(of: events[i].threshold) { events[i].merge(group.sums.events[k]) }
+            }
+        }
+        // Event sums at other thresholds than the kept ones: from the members of every whole day.
+        let unkept = thresholds.filter { !kept.contains($0) }
+        if !unkept.isEmpty {
+            for day in Set(whole.map { [$0.dayStart, $0.dayEnd] }) {
+                let part = try fromMembers(
+                    store: store, location: location, model: model, variable: variable, source: source,
+                    from: day[0], to: day[1] - 1, thresholds: unkept)
+                for e in part.events {
+                    if let i = events.firstIndex(where: { $0.threshold == e.threshold }) { events[i].merge(e) }
+                }
+            }
+        }
+        for span in cut {
+            let part = try fromMembers(
+                store: store, location: location, model: model, variable: variable, source: source, from: span.from,
+                to: span.to, thresholds: thresholds)
+            for (bucket, scores) in part.byLead { buckets[bucket, default: EnsembleScores()].merge(scores) }
+            total.merge(part.total)
+            for (i, e) in part.events.enumerated() { events[i].merge(e) }
+        }
+        let runs = try store.ensembleRuns(locationID: location.id, model: model).filter { run in
+            let last = run.firstValidTime + Int64(run.hourCount - 1) * 3600
+            return last >= from && run.firstValidTime <= to
+        }.count
+        let verification = EnsembleVerification(
+            model: model, variable: variable.name, source: source, runs: runs,
+            byLead: buckets.keys.sorted().map { ($0, buckets[$0]!) }, total: total, events: events)
+        return (verification, cut.isEmpty ? whole : nil)
+    }
+
+    /// The same scores computed from every stored member in the window (what the kept sums must
+    /// equal while no run is pruned).
+    public static func fromMembers(
         store: any EnsembleStore, location: Location, model: String, variable: Variable, source: String,
         from: Int64 = .min, to: Int64 = .max, thresholds: [Double] = []
     ) throws -> EnsembleVerification {

@@ -57,6 +57,18 @@ public enum EnsembleReplay {
         "google_weathernext2_ensemble": model(64, every: 12, delay: 6, days: 15)
     ]
 
+    /// The ensemble model whose runs `/data/<domain>/static/meta.json` describes (the domains of
+    /// wxdb's `EnsembleModels.domains`), so meta.json names the run `/v1/ensemble` serves.
+    public static let domains: [String: String] = [
+        "dwd_icon_eps": "icon_global_eps", "dwd_icon_eu_eps": "icon_eu_eps", "dwd_icon_d2_eps": "icon_d2_eps",
+        "ncep_gefs025": "ncep_gefs025", "ncep_gefs05": "ncep_gefs05",
+        "ecmwf_ifs025_ensemble": "ecmwf_ifs025_ensemble", "ecmwf_aifs025_ensemble": "ecmwf_aifs025_ensemble",
+        "cmc_gem_geps": "gem_global_ensemble", "bom_access_global_ensemble": "bom_access_global_ensemble",
+        "ukmo_global_ensemble_20km": "ukmo_global_ensemble_20km", "ukmo_uk_ensemble_2km": "ukmo_uk_ensemble_2km",
+        "meteoswiss_icon_ch1_ensemble": "meteoswiss_icon_ch1_ensemble",
+        "meteoswiss_icon_ch2_ensemble": "meteoswiss_icon_ch2_ensemble"
+    ]
+
     /// The initialisation time of the run the endpoint serves for `model` at `now` (Unix seconds).
     public static func latestRun(model name: String, at now: Int) -> Int? {
         guard let m = models[name] else { return nil }

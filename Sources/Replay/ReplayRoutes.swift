@@ -236,6 +236,15 @@ extension ReplayServer {
                 "last_run_availability_time":\(initTime + known.delay),"temporal_resolution_seconds":3600,\
                 "update_interval_seconds":\(known.cadence),"data_end_time":\(initTime + 16 * 86400)}
                 """
+        } else if let name = EnsembleReplay.domains[domain], let ensemble = EnsembleReplay.models[name],
+            let initTime = EnsembleReplay.latestRun(model: name, at: Int(clock().timeIntervalSince1970.rounded(.down)))
+        {
+            // An ensemble domain: the run `/v1/ensemble` serves now.
+            json = """
+                {"last_run_initialisation_time":\(initTime),"last_run_modification_time":\(initTime + ensemble.delay - 300),\
+                "last_run_availability_time":\(initTime + ensemble.delay),"temporal_resolution_seconds":3600,\
+                "update_interval_seconds":\(ensemble.cadence),"data_end_time":\(initTime + ensemble.horizon)}
+                """
         } else {
             return Response(status: 404, body: Self.errorBody("Not found"))
         }

@@ -70,6 +70,15 @@ public protocol EnsembleStore: AnyObject {
     /// The observed values of `variable` from `source` at the location in [from, to], by time.
     func observations(of variable: Variable, locationID: Int64, source: String, from: Int64, to: Int64) throws
         -> [Int64: Double]
+    /// The ensemble sums kept at write time for these keys, one group per local day and lead bucket,
+    /// for the days overlapping `[from, to]`; nil while the engine has not added older runs' sums yet.
+    func ensembleGroups(locationID: Int64, model: String, variable: String, source: String, from: Int64, to: Int64)
+        throws -> [EnsembleDayGroup]?
+    /// How many ensemble runs `pruneEnsembleMembers` would prune.
+    func prunableEnsembleRuns(issuedBefore cutoff: Int64) throws -> Int
+    /// Deletes the members of the ensemble runs issued before `cutoff`, except each location and
+    /// model's latest, keeping their sums; returns how many runs lost their members.
+    func pruneEnsembleMembers(issuedBefore cutoff: Int64) throws -> Int
 }
 
 /// The compact member encoding: hour-major little-endian binary32, NaN for missing (4 bytes a value).

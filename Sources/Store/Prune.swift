@@ -5,6 +5,8 @@ public struct PruneResult: Sendable, Equatable {
     public var runs = 0
     public var hourlyRows = 0
     public var dailyRows = 0
+    /// Ensemble runs whose members were deleted (their sums are kept).
+    public var ensembleRuns = 0
 }
 
 /// Removes the hourly and daily rows of old runs, a batch of runs per transaction. Their
@@ -34,6 +36,9 @@ public enum Pruner {
                 result.hourlyRows += batch.hourlyRows
                 result.dailyRows += batch.dailyRows
             }
+            if let ensembles = store as? any EnsembleStore {
+                result.ensembleRuns = try ensembles.pruneEnsembleMembers(issuedBefore: cutoff)
+            }
         } catch {
             if result.runs > 0 { throw Failure(done: result, underlying: error) }
             throw error
@@ -44,6 +49,10 @@ public enum Pruner {
     /// What `prune` would remove, changing nothing (`wxdb prune --dry-run`).
     public static func plan(_ store: any Store, keepDays: Int, now: Int64) throws -> PruneResult {
         let totals = try store.prunableTotals(before: now - Int64(keepDays) * 86400)
-        return PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
+        var result = PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
+        if let ensembles = store as? any EnsembleStore {
+            result.ensembleRuns = try ensembles.prunableEnsembleRuns(issuedBefore: now - Int64(keepDays) * 86400)
+        }
+        return result
     }
 }

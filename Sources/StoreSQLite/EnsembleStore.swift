@@ -54,6 +54,7 @@ extension SQLiteStore: EnsembleStore {
                     "INSERT INTO ensemble_values (run_id, variable, members) VALUES (?, ?, ?)",
                     [.integer(runID), .text(name), .blob(bytes)])
             }
+            try addEnsembleRunSums(runID)
             return .stored(runID: runID)
         }
     }

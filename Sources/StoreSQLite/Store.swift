@@ -150,6 +150,7 @@ public final class SQLiteStore {
             try db.execute("PRAGMA synchronous = NORMAL")
             if pending { try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970)) }
             try SQLiteStore(db: db).rebuildPendingSums()
+            try SQLiteStore(db: db).rebuildPendingEnsembleSums()
             try SQLiteStore(db: db).finishMigration0012()
             try SQLiteStore(db: db).finishMigration0013()
         } catch let error as SQLiteError where error.isNotADatabase {

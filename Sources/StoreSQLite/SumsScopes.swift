@@ -32,7 +32,7 @@ extension SQLiteStore {
         guard keepsSums else { return try write() }
         var before = SumsDelta()
         try collectSums(scope, into: &before)
-        let result = try write()
+        let result = try keepingEnsembleSums(scope, write)
         var after = SumsDelta()
         try collectSums(scope, into: &after)
         try applyChange(from: before, to: after)
@@ -64,7 +64,8 @@ extension SQLiteStore {
             return delta
         }
         let before = try sums()
-        let result = try write()
+        let result = try keepingEnsembleSums(
+            .observations(location: span.location, source: span.source, from: span.from, through: span.through), write)
         // The write changes only the references of runs issued in [from, through + 1 h): the
         // others are kept from the first pass, not looked up again.
         summer.references = summer.references.filter { key, _ in

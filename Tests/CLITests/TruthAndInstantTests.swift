@@ -263,7 +263,10 @@ struct Migration0012Tests {
         try db.execute(String(view[..<view.range(of: ";")!.upperBound]))
         try db.execute("DROP TABLE migration_0012_pending")
         try db.execute("DELETE FROM schema_migrations WHERE name GLOB '0012*'")
-        // 0014 (ensembles) came later too.
+        // 0014 and 0015 (ensembles) came later too.
+        try db.execute("DROP TABLE ensemble_summaries")
+        try db.execute("DROP TABLE ensemble_sums_pending")
+        try db.execute("DELETE FROM schema_migrations WHERE name GLOB '0015*'")
         try db.execute("DROP TABLE ensemble_values")
         try db.execute("DROP TABLE ensemble_runs")
         try db.execute("DELETE FROM schema_migrations WHERE name GLOB '0014*'")

@@ -26,6 +26,7 @@ struct EnsembleIngestTests {
         }
         var endpoints = Endpoints.from(environment: [:])
         endpoints.ensemble = server.baseURL + "/v1/ensemble"
+        endpoints.meta = server.baseURL + "/data"
         let now = Int64(Support.fixedNow.timeIntervalSince1970)
         let models = ["ecmwf_ifs025_ensemble", "ncep_gefs025"]
         let first = await EnsembleIngest.run(
@@ -38,6 +39,11 @@ struct EnsembleIngestTests {
 
         let runs = try store.ensembleRuns(locationID: places[0].id, model: "ecmwf_ifs025_ensemble")
         #expect(runs.count == 1 && runs[0].memberCount == 51 && runs[0].hourCount == 72)
+        // The initialisation time is the one meta.json names for the model's domain, the run served.
+        let served = try #require(EnsembleReplay.latestRun(model: "ecmwf_ifs025_ensemble", at: Int(now)))
+        #expect(runs[0].issuedAt == Int64(served) && runs[0].issuedAtSource == "model_run")
+        #expect(server.requestCount(path: "/data/ecmwf_ifs025_ensemble/static/meta.json") == 1)
+        #expect(server.requestCount(path: "/data/ncep_gefs025/static/meta.json") == 1)
         let members = try #require(try store.ensembleMembers(runID: runs[0].id, variable: "temperature_2m"))
         // Every member has its own values: the control and member 50 differ somewhere.
         #expect(members.contains { $0[0] != $0[50] })

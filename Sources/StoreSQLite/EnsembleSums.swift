@@ -1,0 +1,350 @@
+import WxCore
+import WxSQLite
+import WxStore
+
+// ensemble_summaries (migration 0015) kept current at write time: the SQLite half of issue 31's
+// ensemble sums (the folding is Core's EnsembleSumsFolder).
+//
+// The rule is the deterministic sums' (LiveSums.swift): a write that changes ensemble cases takes
+// their sums away before it and adds them after it, in the same transaction. A new run adds its
+// cases; an observation write re-pairs the stored members at its hours (once as they were, once as
+// they are); a time zone change moves the stored members' cases to the new zone's days. Cases of
+// runs whose members prune deleted cannot be re-paired: their sums stay as they were (as the
+// deterministic sums of pruned runs do).
+
+/// The members of one ensemble run and variable at a span of its hours.
+struct EnsembleSlice {
+    var model: String
+    var issuedAt: Int64
+    var variable: Variable
+    /// The valid time of the slice's first hour.
+    var firstTime: Int64
+    var hours: Int
+    var members: Int
+    /// Hour-major: `values[hour * members + member]`, NaN where missing.
+    var values: [Float]
+
+    func row(_ hour: Int) -> [Double] {
+        (0..<members).map { Double(values[hour * members + $0]) }
+    }
+}
+
+extension SQLiteStore {
+    /// Runs `write` (which changes observations, or a location's time zone) keeping the ensemble sums
+    /// of the cases in `scope` current; a new deterministic run (`.run`) changes none.
+    func keepingEnsembleSums<T>(_ scope: PairScope, _ write: () throws -> T) throws -> T {
+        switch scope {
+        case .run:
+            return try write()
+        case .observations(let location, let source, let from, let through):
+            let runs = try ensembleRunWindows(location: location, from: from, through: through)
+            guard !runs.isEmpty else { return try write() }
+            var slices: [EnsembleSlice] = []
+            for run in runs { slices += try ensembleSlices(run, from: from, through: through) }
+            let kept = sumsKeptOutside.filter { $0.location == location && $0.source == source }
+            let timezone = try locationTimezone(location)
+            func foldNow(sign: Int, into folder: inout EnsembleSumsFolder) throws {
+                let observed = try ensembleObservations(location: location, source: source, from: from, to: through)
+                foldEnsembleCases(slices, observed: [source: observed], sign: sign, into: &folder) { time in
+                    !kept.contains { $0.from...$0.through ~= time }
+                }
+            }
+            var folder = EnsembleSumsFolder(location: location, timezone: timezone)
+            try foldNow(sign: -1, into: &folder)
+            let result = try write()
+            try foldNow(sign: 1, into: &folder)
+            try applyEnsembleSums(folder)
+            return result
+        case .location(let location):
+            let before = try locationTimezone(location)
+            let result = try write()
+            let after = try locationTimezone(location)
+            guard before != after else { return result }
+            for run in try ensembleRunWindows(location: location, from: .min, through: .max) {
+                let slices = try ensembleSlices(run, from: .min, through: .max)
+                let observed = try ensembleObservationsBySource(location: location, run: run)
+                var folder = EnsembleSumsFolder(location: location, timezone: before)
+                foldEnsembleCases(slices, observed: observed, sign: -1, into: &folder)
+                var moved = EnsembleSumsFolder(location: location, timezone: after)
+                foldEnsembleCases(slices, observed: observed, sign: 1, into: &moved)
+                folder.merge(moved)
+                try applyEnsembleSums(folder)
+            }
+            return result
+        }
+    }
+
+    /// Adds the cases of a newly stored ensemble run (every source's observations at its hours).
+    func addEnsembleRunSums(_ runID: Int64) throws {
+        guard let run = try ensembleRunWindow(runID) else { return }
+        let slices = try ensembleSlices(run, from: .min, through: .max)
+        guard !slices.isEmpty else { return }
+        var folder = EnsembleSumsFolder(location: run.location, timezone: try locationTimezone(run.location))
+        foldEnsembleCases(
+            slices, observed: try ensembleObservationsBySource(location: run.location, run: run), sign: 1, into: &folder
+        )
+        try applyEnsembleSums(folder)
+    }
+
+    /// Adds the sums of the ensemble runs stored before migration 0015 when its marker is there; removes it.
+    func rebuildPendingEnsembleSums() throws {
+        guard (try db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") ?? 0) > 0 else { return }
+        try db.transaction {
+            try db.run("DELETE FROM ensemble_summaries")
+            for id in try db.rows("SELECT id FROM ensemble_runs ORDER BY id", [], { $0.int64(0) }) {
+                try addEnsembleRunSums(id)
+            }
+            try db.run("DELETE FROM ensemble_sums_pending")
+        }
+    }
+
+    func foldEnsembleCases(
+        _ slices: [EnsembleSlice], observed: [String: [Int64: [Double]]], sign: Int,
+        into folder: inout EnsembleSumsFolder, including: (Int64) -> Bool = { _ in true }
+    ) {
+        let columns = EnsembleModels.variables
+        for slice in slices {
+            guard let column = columns.firstIndex(of: slice.variable) else { continue }
+            for hour in 0..<slice.hours {
+                let time = slice.firstTime + Int64(hour) * 3600
+                guard EnsembleSumsFolder.bucket(issuedAt: slice.issuedAt, validTime: time) != nil, including(time)
+                else { continue }
+                var members: [Double]?
+                for (source, values) in observed {
+                    guard let y = values[time]?[column], y.isFinite else { continue }
+                    if members == nil { members = slice.row(hour) }
+                    folder.add(
+                        model: slice.model, source: source, variable: slice.variable.name, issuedAt: slice.issuedAt,
+                        validTime: time, members: members!, observed: y, sign: sign)
+                }
+            }
+        }
+    }
+
+    struct EnsembleRunWindow {
+        var id: Int64
+        var location: Int64
+        var model: String
+        var issuedAt: Int64
+        var firstValidTime: Int64
+        var hourCount: Int
+        var memberCount: Int
+        var lastValidTime: Int64 { firstValidTime + Int64(hourCount - 1) * 3600 }
+    }
+
+    static let ensembleRunColumns =
+        "id, location_id, model, issued_at, first_valid_time, hour_count, member_count FROM ensemble_runs"
+
+    static func ensembleRunWindow(_ row: Row) -> EnsembleRunWindow {
+        EnsembleRunWindow(
+            id: row.int64(0), location: row.int64(1), model: row.string(2), issuedAt: row.int64(3),
+            firstValidTime: row.int64(4), hourCount: row.int(5), memberCount: row.int(6))
+    }
+
+    func ensembleRunWindow(_ id: Int64) throws -> EnsembleRunWindow? {
+        try db.firstRow("SELECT " + Self.ensembleRunColumns + " WHERE id = ?", [.integer(id)], Self.ensembleRunWindow)
+    }
+
+    /// The location's ensemble runs whose hours overlap `[from, through]`.
+    func ensembleRunWindows(location: Int64, from: Int64, through: Int64) throws -> [EnsembleRunWindow] {
+        let statement = try db.cachedStatement(
+            "SELECT " + Self.ensembleRunColumns + """
+                 WHERE location_id = ?1 AND first_valid_time <= ?3 AND first_valid_time + (hour_count - 1) * 3600 >= ?2
+                ORDER BY id
+                """)
+        try statement.bind([.integer(location), .integer(from), .integer(through)])
+        defer { statement.reset() }
+        var runs: [EnsembleRunWindow] = []
+        while let row = try statement.step() { runs.append(Self.ensembleRunWindow(row)) }
+        return runs
+    }
+
+    /// A run's members of every variable at its hours within `[from, through]`: only those bytes are
+    /// read from each blob (an hour's observation pairs with one hour of many runs). None once prune
+    /// deleted the run's members.
+    func ensembleSlices(_ run: EnsembleRunWindow, from: Int64, through: Int64) throws -> [EnsembleSlice] {
+        let first = max(from, run.firstValidTime)
+        let last = min(through, run.lastValidTime)
+        guard first <= last else { return [] }
+        let startHour = Int((first - run.firstValidTime) / 3600)
+        let hours = Int((last - first) / 3600) + 1
+        let width = run.memberCount * 4
+        let statement = try db.cachedStatement(
+            "SELECT variable, substr(members, ?2, ?3) FROM ensemble_values WHERE run_id = ?1")
+        try statement.bind([.integer(run.id), .integer(Int64(startHour * width + 1)), .integer(Int64(hours * width))])
+        defer { statement.reset() }
+        var slices: [EnsembleSlice] = []
+        while let row = try statement.step() {
+            guard let variable = EnsembleModels.variables.first(where: { $0.name == row.string(0) }),
+                case .blob(let bytes) = row.value(1), bytes.count == hours * width
+            else { continue }
+            var values = [Float](repeating: .nan, count: hours * run.memberCount)
+            for i in values.indices {
+                let b = i * 4
+                values[i] = Float(
+                    bitPattern: UInt32(bytes[b]) | UInt32(bytes[b + 1]) << 8 | UInt32(bytes[b + 2]) << 16
+                        | UInt32(bytes[b + 3]) << 24)
+            }
+            slices.append(
+                EnsembleSlice(
+                    model: run.model, issuedAt: run.issuedAt, variable: variable, firstTime: first, hours: hours,
+                    members: run.memberCount, values: values))
+        }
+        return slices
+    }
+
+    static let ensembleObservationsSQL =
+        "SELECT time, " + EnsembleModels.variables.map(\.name).joined(separator: ", ")
+        + " FROM observations WHERE location_id = ?1 AND time BETWEEN ?3 AND ?4 AND source = ?2"
+
+    /// One source's observations of the ensemble variables in `[from, to]`, NaN for NULL.
+    func ensembleObservations(location: Int64, source: String, from: Int64, to: Int64) throws -> [Int64: [Double]] {
+        let statement = try db.cachedStatement(Self.ensembleObservationsSQL)
+        try statement.bind([.integer(location), .text(source), .integer(from), .integer(to)])
+        defer { statement.reset() }
+        var values: [Int64: [Double]] = [:]
+        let count = EnsembleModels.variables.count
+        while let row = try statement.step() {
+            values[row.int64(0)] = (0..<count).map { row.optionalDouble(1 + $0) ?? .nan }
+        }
+        return values
+    }
+
+    /// Every source's observations of the ensemble variables at a run's forecast hours.
+    func ensembleObservationsBySource(location: Int64, run: EnsembleRunWindow) throws -> [String: [Int64: [Double]]] {
+        let from = max(run.issuedAt, run.firstValidTime)
+        guard from <= run.lastValidTime else { return [:] }
+        let statement = try db.cachedStatement(
+            "SELECT source, time, " + EnsembleModels.variables.map(\.name).joined(separator: ", ")
+                + " FROM observations WHERE location_id = ?1 AND time BETWEEN ?2 AND ?3")
+        try statement.bind([.integer(location), .integer(from), .integer(run.lastValidTime)])
+        defer { statement.reset() }
+        var values: [String: [Int64: [Double]]] = [:]
+        let count = EnsembleModels.variables.count
+        while let row = try statement.step() {
+            values[row.string(0), default: [:]][row.int64(1)] = (0..<count).map { row.optionalDouble(2 + $0) ?? .nan }
+        }
+        return values
+    }
+
+    func locationTimezone(_ location: Int64) throws -> String {
+        try db.scalarText("SELECT timezone FROM locations WHERE id = ?", [.integer(location)]) ?? "UTC"
+    }
+
+    static let ensembleSumColumns = EnsembleGroupSums.columnNames.joined(separator: ", ")
+
+    /// Adds a fold's groups to ensemble_summaries; a group left with no case is removed.
+    func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws {
+        let read = try db.cachedStatement(
+            "SELECT " + Self.ensembleSumColumns + """
+                , rank_counts, events FROM ensemble_summaries
+                WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND model = ?4 AND valid_from = ?5
+                  AND lead_from_h = ?6
+                """)
+        let names = EnsembleGroupSums.columnNames
+        let write = try db.cachedStatement(
+            """
+            INSERT OR REPLACE INTO ensemble_summaries (location_id, source, variable, model, valid_from, valid_to,
+                lead_from_h, lead_to_h,
+            """ + " " + Self.ensembleSumColumns + ", rank_counts, events) VALUES ("
+                + (1...(8 + names.count + 2)).map { "?\($0)" }.joined(separator: ", ") + ")")
+        let remove = try db.cachedStatement(
+            """
+            DELETE FROM ensemble_summaries WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND model = ?4
+              AND valid_from = ?5 AND lead_from_h = ?6
+            """)
+        for (key, change) in folder.groups {
+            let keyValues: [SQLValue] = [
+                .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
+                .integer(key.dayStart), .integer(Int64(key.leadFrom))
+            ]
+            try read.bind(keyValues)
+            var group = EnsembleGroupSums(variable: key.variable)
+            if let row = try read.step() {
+                let columns = names.indices.map { row.double($0) }
+                func bytes(_ i: Int) -> [UInt8] {
+                    if case .blob(let b) = row.value(i) { return b }
+                    return []
+                }
+                group =
+                    EnsembleGroupSums(
+                        variable: key.variable, columns: columns, rankBytes: bytes(names.count),
+                        eventBytes: bytes(names.count + 1)) ?? group
+            }
+            read.reset()
+            group.merge(change)
+            if group.isEmpty {
+                try remove.bind(keyValues)
+                try remove.runToCompletion()
+                continue
+            }
+            // Counts are whole numbers in the sums; their columns are INTEGER.
+            let integerColumns: Set<Int> = [0, 1, 5, 13]
+            let values: [SQLValue] =
+                [
+                    .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
+                    .integer(key.dayStart), .integer(key.dayEnd), .integer(Int64(key.leadFrom)),
+                    .integer(Int64(key.leadTo))
+                ]
+                + group.columns.enumerated().map { i, v in
+                    integerColumns.contains(i) ? .integer(Int64(v.rounded())) : .real(v)
+                } + [.blob(group.rankBytes), .blob(group.eventBytes)]
+            try write.bind(values)
+            try write.runToCompletion()
+        }
+    }
+
+    /// The kept ensemble groups of a location, model, variable and source whose days overlap
+    /// `[from, to]`, by day and lead; nil while the sums of older runs are still to be added.
+    public func ensembleGroups(
+        locationID: Int64, model: String, variable: String, source: String, from: Int64, to: Int64
+    ) throws -> [EnsembleDayGroup]? {
+        guard (try db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") ?? 0) == 0 else { return nil }
+        let names = EnsembleGroupSums.columnNames
+        return try db.rows(
+            "SELECT valid_from, valid_to, lead_from_h, lead_to_h, " + Self.ensembleSumColumns + """
+                , rank_counts, events FROM ensemble_summaries
+                WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND model = ?4 AND valid_to > ?5 AND valid_from <= ?6
+                ORDER BY valid_from, lead_from_h
+                """,
+            [.integer(locationID), .text(source), .text(variable), .text(model), .integer(from), .integer(to)]
+        ) { row -> EnsembleDayGroup? in
+            func bytes(_ i: Int) -> [UInt8] {
+                if case .blob(let b) = row.value(i) { return b }
+                return []
+            }
+            guard
+                let sums = EnsembleGroupSums(
+                    variable: variable, columns: names.indices.map { row.double(4 + $0) },
+                    rankBytes: bytes(4 + names.count), eventBytes: bytes(5 + names.count))
+            else { return nil }
+            return EnsembleDayGroup(
+                dayStart: row.int64(0), dayEnd: row.int64(1), bucket: LeadBucket(from: row.int(2), to: row.int(3)),
+                sums: sums)
+        }.compactMap { $0 }
+    }
+
+    static let prunableEnsembleSQL = """
+        SELECT r.id FROM ensemble_runs r
+        WHERE r.issued_at < ?1 AND EXISTS (SELECT 1 FROM ensemble_values v WHERE v.run_id = r.id)
+          AND r.id <> (SELECT l.id FROM ensemble_runs l WHERE l.location_id = r.location_id AND l.model = r.model
+                       ORDER BY l.issued_at DESC, l.id DESC LIMIT 1)
+        """
+
+    /// The ensemble runs issued before `cutoff` that still have members, except the latest run of
+    /// each location and model (the next fetch may repeat it).
+    public func prunableEnsembleRuns(issuedBefore cutoff: Int64) throws -> Int {
+        try db.rows(Self.prunableEnsembleSQL, [.integer(cutoff)], { $0.int64(0) }).count
+    }
+
+    /// Deletes the members of those runs, keeping their headers (a later fetch of the same content is
+    /// still a repeat) and their sums.
+    public func pruneEnsembleMembers(issuedBefore cutoff: Int64) throws -> Int {
+        try db.transaction {
+            guard (try db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") ?? 0) == 0 else { return 0 }
+            let ids = try db.rows(Self.prunableEnsembleSQL, [.integer(cutoff)], { $0.int64(0) })
+            for id in ids { try db.run("DELETE FROM ensemble_values WHERE run_id = ?", [.integer(id)]) }
+            return ids.count
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import TestSupport
+import Testing
+import WxCore
+import WxStore
+
+@testable import WxQueries
+@testable import WxSQLite
+@testable import WxStoreSQLite
+
+/// A history where the kept ensemble sums can go wrong: ties (values on a 0.5 grid, the observation
+/// often equal to members), missing members, runs stored before and after their observations, two
+/// sources, observations replaced, a station file, and a time zone with a clock change.
+struct EnsembleHistory {
+    let folder: URL
+    let store: SQLiteStore
+    let location: Location
+    static let start: Int64 = 1_792_281_600  // 2026-10-18T00:00Z, a week before Europe/Zurich's clocks go back
+    static let model = "icon_d2_eps"
+    let temperature = Variables.hourlyVariable(named: "temperature_2m")!
+    let precipitation = Variables.hourlyVariable(named: "precipitation")!
+
+    init(_ name: String) throws {
+        folder = Scratch.folder(name)
+        store = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        location = try store.addLocation(
+            name: "Bern", latitude: 46.95, longitude: 7.45, elevation: nil, timezone: "Europe/Zurich",
+            models: [Self.model], now: 0)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    static func truth(_ time: Int64) -> (temperature: Double, rain: Double) {
+        let h = Double((time - start) / 3600)
+        return (((12 + 4 * sin(h / 7)) * 2).rounded() / 2, max(0, ((sin(h / 5) * 3).rounded() / 2)))
+    }
+
+    func observe(_ time: Int64, source: String, shift: Double = 0, replacing: Bool = false) throws {
+        var values = [Double?](repeating: nil, count: Variables.hourly.count)
+        let truth = Self.truth(time)
+        values[Variables.hourly.firstIndex(of: temperature)!] = truth.temperature + shift
+        values[Variables.hourly.firstIndex(of: precipitation)!] = truth.rain
+        try store.upsertObservation(
+            locationID: location.id, source: source, time: time, values: values, recordedAt: time + 60,
+            replacing: replacing)
+    }
+
+    /// Twenty-member runs, 6 hours apart, 48 hours each; member 4 missing every 7th hour, member 9
+    /// missing in run 3 altogether.
+    func storeRun(_ run: Int, random: inout GaussianRandom) throws {
+        let issued = Self.start + Int64(run) * 6 * 3600
+        let times = (-6..<48).map { issued + Int64($0) * 3600 }
+        var values: [[[Double]]?] = Array(repeating: nil, count: EnsembleModels.variables.count)
+        var temperatures = [[Double]](repeating: [], count: 20)
+        var rain = [[Double]](repeating: [], count: 20)
+        for (h, time) in times.enumerated() {
+            let truth = Self.truth(time)
+            for m in 0..<20 {
+                let missing = (m == 4 && h % 7 == 0) || (m == 9 && run == 3)
+                temperatures[m].append(missing ? .nan : ((truth.temperature + 1.5 * random.next()) * 2).rounded() / 2)
+                rain[m].append(missing ? .nan : max(0, ((truth.rain + random.next()) * 2).rounded() / 2))
+            }
+        }
+        values[EnsembleModels.variables.firstIndex(of: temperature)!] = temperatures
+        values[EnsembleModels.variables.firstIndex(of: precipitation)!] = rain
+        _ = try store.storeEnsemble(
+            EnsembleForecast(model: Self.model, hourlyTimes: times, values: values), grid: (46.95, 7.45, nil),
+            for: location, issuedAt: issued, fetchedAt: issued + 3600)
+    }
+
+    /// Builds the history: observations before some runs and after others, then replaced.
+    func build() throws {
+        var random = GaussianRandom(seed: 31)
+        // Station observations of the first three days, before any run.
+        for hour in 0..<72 { try observe(Self.start + Int64(hour) * 3600, source: "station") }
+        for run in 0..<16 { try storeRun(run, random: &random) }
+        // Later observations pair with the stored members; a second source as a series.
+        for hour in 72..<(6 * 24) { try observe(Self.start + Int64(hour) * 3600, source: "station") }
+        let hours = (0..<(5 * 24)).map { Self.start + Int64($0) * 3600 }
+        var series = [[Double?]?](repeating: nil, count: Variables.hourly.count)
+        series[Variables.hourly.firstIndex(of: temperature)!] = hours.map { Self.truth($0).temperature + 0.5 }
+        var reanalysis = ModelForecast(model: "era5")
+        reanalysis.hourlyTimes = hours
+        reanalysis.hourly = series
+        try store.saveObservations(reanalysis, locationID: location.id, source: "era5", recordedAt: Self.start)
+        // Corrections: replaced values, and a station file over a day.
+        for hour in stride(from: 10, to: 100, by: 9) {
+            try observe(Self.start + Int64(hour) * 3600, source: "station", shift: 1.5, replacing: true)
+        }
+        var csv = "time,temperature_2m\n"
+        for hour in 30..<54 {
+            let time = Self.start + Int64(hour) * 3600
+            csv += "\(UTCTime.format(time)),\(Self.truth(time).temperature - 0.5)\n"
+        }
+        let file = try StationCSV.parse(Data(csv.utf8), timezone: nil, skipBadRows: false)
+        #expect(file.rows.count == 24)
+        _ = try store.importObservations(file, locationID: location.id, source: "station", recordedAt: Self.start)
+        // One more run after everything: its cases pair at store time.
+        try storeRun(16, random: &random)
+    }
+
+    func kept(_ variable: Variable, source: String, from: Int64 = .min, to: Int64 = .max, thresholds: [Double] = [])
+        throws -> EnsembleVerification
+    {
+        try EnsembleVerify.run(
+            store: store, location: location, model: Self.model, variable: variable, source: source, from: from,
+            to: to, thresholds: thresholds)
+    }
+
+    func members(_ variable: Variable, source: String, from: Int64 = .min, to: Int64 = .max, thresholds: [Double] = [])
+        throws -> EnsembleVerification
+    {
+        try EnsembleVerify.fromMembers(
+            store: store, location: location, model: Self.model, variable: variable, source: source, from: from,
+            to: to, thresholds: thresholds)
+    }
+}
+
+/// Every score of two accumulators, to 1e-9 (counts exactly).
+func expectSame(_ a: EnsembleScores, _ b: EnsembleScores, _ what: String) {
+    #expect(a.n == b.n && a.nSpread == b.nSpread && a.sumMembers == b.sumMembers, "\(what): counts")
+    #expect(a.rankLeftOut == b.rankLeftOut, "\(what): rank cases left out")
+    let pairs: [(String, Double?, Double?)] = [
+        ("crps", a.crps, b.crps), ("fair", a.fairCRPS, b.fairCRPS), ("under", a.crpsUnderforecast, b.crpsUnderforecast),
+        ("over", a.crpsOverforecast, b.crpsOverforecast), ("spread term", a.crpsSpread, b.crpsSpread),
+        ("bias", a.meanBias, b.meanBias), ("mae", a.meanMAE, b.meanMAE), ("rmse", a.meanRMSE, b.meanRMSE),
+        ("spread", a.spread, b.spread), ("ssr", a.spreadSkillRatio, b.spreadSkillRatio)
+    ]
+    for (name, x, y) in pairs {
+        #expect((x == nil) == (y == nil), "\(what): \(name) defined")
+        if let x, let y { #expect(abs(x - y) < 1e-9, "\(what): \(name) \(x) vs \(y)") }
+    }
+    let bins = max(a.rankCounts.count, b.rankCounts.count)
+    for bin in 0..<bins {
+        let x = bin < a.rankCounts.count ? a.rankCounts[bin] : 0
+        let y = bin < b.rankCounts.count ? b.rankCounts[bin] : 0
+        #expect(abs(x - y) < 1e-9, "\(what): rank bin \(bin)")
+    }
+}
+
+func expectSame(_ a: EnsembleVerification, _ b: EnsembleVerification, _ what: String) {
+    #expect(a.byLead.map(\.bucket) == b.byLead.map(\.bucket), "\(what): buckets")
+    for (x, y) in zip(a.byLead, b.byLead) { expectSame(x.scores, y.scores, "\(what) \(x.bucket)") }
+    expectSame(a.total, b.total, "\(what) all")
+    #expect(a.events.count == b.events.count)
+    for (x, y) in zip(a.events, b.events) {
+        #expect(x.n == y.n && x.binCases == y.binCases && x.binEvents == y.binEvents, "\(what) ≥ \(x.threshold)")
+        #expect(abs((x.fairBrier ?? 0) - (y.fairBrier ?? 0)) < 1e-9, "\(what) fair Brier ≥ \(x.threshold)")
+        for (p, q) in zip(x.binForecastSum, y.binForecastSum) { #expect(abs(p - q) < 1e-9) }
+    }
+}
+
+@Suite("Ensemble sums kept at write time")
+struct EnsembleSumsTests {
+    @Test("sums read back equal the scores from every member, through ties, gaps, late and replaced observations")
+    func keptEqualsMembers() throws {
+        let history = try EnsembleHistory("ensemble-sums")
+        defer { history.remove() }
+        try history.build()
+        let rows = try history.store.db.scalarInt("SELECT count(*) FROM ensemble_summaries") ?? 0
+        #expect(rows > 0)
+        let cases: [(Variable, String, [Double])] = [
+            (history.temperature, "station", []), (history.temperature, "era5", []),
+            (history.precipitation, "station", [0.1, 1, 5, 2])
+        ]
+        for (variable, source, thresholds) in cases {
+            let members = try history.members(variable, source: source, thresholds: thresholds)
+            #expect(members.total.n > 500 && members.total.rankLeftOut > 0)
+            expectSame(
+                try history.kept(variable, source: source, thresholds: thresholds), members,
+                "\(variable.name) \(source)")
+        }
+        // A window that cuts days: the cut days from members, the whole ones from the sums.
+        let from = EnsembleHistory.start + 30 * 3600 + 1800
+        let to = EnsembleHistory.start + 100 * 3600
+        expectSame(
+            try history.kept(history.temperature, source: "station", from: from, to: to),
+            try history.members(history.temperature, source: "station", from: from, to: to), "window")
+        // A time zone change moves the cases to the new zone's days; the scores stay.
+        try history.store.updateLocation(named: "Bern", timezone: "America/New_York", models: nil)
+        let moved = try #require(try history.store.location(named: "Bern"))
+        let after = try EnsembleVerify.run(
+            store: history.store, location: moved, model: EnsembleHistory.model, variable: history.temperature,
+            source: "station")
+        expectSame(after, try history.members(history.temperature, source: "station"), "new zone")
+        let days = try EnsembleVerify.daily(
+            store: history.store, location: moved, model: EnsembleHistory.model, variable: history.temperature,
+            source: "station"
+        ).days
+        let zones = try #require(days).map { ZoneTime.date(of: $0.dayStart, timezone: "America/New_York") }
+        #expect(zones.allSatisfy { !$0.isEmpty })
+        #expect(
+            try #require(days).allSatisfy {
+                ZoneTime.span(
+                    ofDate: ZoneTime.date(of: $0.dayStart, timezone: "America/New_York"), timezone: "America/New_York")?
+                    .start == $0.dayStart
+            })
+    }
+
+    @Test("prune deletes old runs' members and keeps their scores")
+    func pruneKeepsScores() throws {
+        let history = try EnsembleHistory("ensemble-prune")
+        defer { history.remove() }
+        try history.build()
+        let before = try history.kept(history.temperature, source: "station")
+        let rain = try history.kept(history.precipitation, source: "station", thresholds: [0.1, 1])
+        let now = EnsembleHistory.start + 20 * 86400
+        #expect(try Pruner.plan(history.store, keepDays: 16, now: now).ensembleRuns == 16)
+        let result = try Pruner.prune(history.store, keepDays: 16, now: now)
+        #expect(result.ensembleRuns == 16)
+        #expect(try history.store.db.scalarInt("SELECT count(DISTINCT run_id) FROM ensemble_values") == 1)
+        // The runs stay listed (a repeat of the same content is no new run); their members are gone.
+        let runs = try history.store.ensembleRuns(locationID: history.location.id, model: EnsembleHistory.model)
+        #expect(runs.count == 17)
+        #expect(try history.store.ensembleMembers(runID: runs[0].id, variable: "temperature_2m") == nil)
+        #expect(try history.members(history.temperature, source: "station").total.n < before.total.n)
+        expectSame(try history.kept(history.temperature, source: "station"), before, "pruned")
+        expectSame(
+            try history.kept(history.precipitation, source: "station", thresholds: [0.1, 1]), rain, "pruned rain")
+        // A later observation of the pruned runs' hours changes only the cases whose members are left.
+        try history.observe(EnsembleHistory.start + 40 * 3600, source: "station", shift: 3, replacing: true)
+        expectSame(try history.kept(history.temperature, source: "station"), before, "pruned, re-observed")
+    }
+
+    @Test("a database from before migration 0015 gets the sums of its stored runs when opened")
+    func filledAtOpen() throws {
+        let history = try EnsembleHistory("ensemble-fill")
+        defer { history.remove() }
+        try history.build()
+        try history.store.db.execute("DELETE FROM ensemble_summaries")
+        try history.store.db.execute("INSERT INTO ensemble_sums_pending (id) VALUES (1)")
+        // While pending, verify scores from the members.
+        let pending = try history.kept(history.temperature, source: "station")
+        expectSame(pending, try history.members(history.temperature, source: "station"), "pending")
+        let reopened = try SQLiteStore.open(path: history.folder.appendingPathComponent("wxdb.sqlite").path)
+        #expect(try reopened.db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") == 0)
+        #expect(try reopened.db.scalarInt("SELECT count(*) FROM ensemble_summaries") ?? 0 > 0)
+        let kept = try EnsembleVerify.daily(
+            store: reopened, location: history.location, model: EnsembleHistory.model,
+            variable: history.temperature, source: "station")
+        #expect(kept.days != nil)
+        expectSame(kept.verification, pending, "filled")
+    }
+}
