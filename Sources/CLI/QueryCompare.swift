@@ -56,8 +56,9 @@ extension Query.Compare {
                 diff a 95% interval from a HAC variance over the calendar of days (equal-weighted cosines, as many as the
                 days' autocorrelation allows; Student's t), missing days are gaps. --method hln runs BoM scores' Diebold-
                 Mariano test with the Harvey-Leybourne-Newbold correction on the daily mean differences instead. 'better' is
-                one verdict over all buckets: Holm's adjusted p (p_adjusted) below 0.05, so equal models are told apart
-                anywhere in at most 5% of histories. --from/--to filter on valid time.
+                one verdict over all buckets: the adjusted p (p_adjusted) below 0.05, so equal models are told apart
+                anywhere in at most 5% of histories (hac: a step-down max-t over the buckets' joint distribution, which
+                loses less than Holm where buckets share their days' weather; hln: Holm). --from/--to filter on valid time.
                 """,
             options: Options.self, run: run)
     }
@@ -109,7 +110,8 @@ extension Query.Compare {
             .init("ci_high", .signed(places: 2), label: "to", unit: unit),
             .init("dm_statistic", .number(places: 2), label: result.method == .hac ? "t" : "DM"),
             .init("p_value", .number(places: 3), label: "p", tableText: pText),
-            .init("p_adjusted", .number(places: 3), label: "p Holm", tableText: pText),
+            .init(
+                "p_adjusted", .number(places: 3), label: result.method == .hac ? "p joint" : "p Holm", tableText: pText),
             .init("degrees_of_freedom", .integer, only: [.csv, .json]),
             .init("horizon_days", .integer, only: [.csv, .json]),
             .init("better", .text) { cell in
@@ -118,7 +120,7 @@ extension Query.Compare {
             }
         ])
         // Cut to fit 100 characters, a table keeps what answers "which is better": the MAEs, the
-        // difference, p, the Holm-adjusted p the verdict is read from (without it a p of 0.03 beside
+        // difference, p, the adjusted p the verdict is read from (without it a p of 0.03 beside
         // "neither" looks wrong) and the verdict; RMSE, the interval and DM go first (all in --wide, csv, json).
         for index in report.columns.indices
         where ["lead", "n", "mae_a", "mae_b", "mean_difference", "p_value", "p_adjusted", "better"].contains(

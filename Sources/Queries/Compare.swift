@@ -83,7 +83,8 @@ public struct CompareRow: Sendable, Equatable {
     /// The bucket's statistic (HAC t, or the HLN-corrected DM) and its own two-sided p-value.
     public var statistic: Double?
     public var pValue: Double?
-    /// Holm's adjusted p-value over the buckets tested: what the verdict reads.
+    /// The p-value adjusted over the buckets tested (`.hac`: the step-down max-t of
+    /// `JointDifferenceTest`; `.hln`: Holm's): what the verdict reads.
     public var pAdjusted: Double?
     /// `.hac`: the t distribution's degrees of freedom (cosines); `.hln`: the horizon in days used.
     public var degrees: Int?
@@ -92,7 +93,7 @@ public struct CompareRow: Sendable, Equatable {
     public var untested: DailyDifferenceTest.Untested?
     /// `.hln` only: the horizon asked for (the fallback to 1 is noted).
     var horizonAsked: Int?
-    /// The joint verdict: the better model where Holm's adjusted p is below the level, nil for
+    /// The joint verdict: the better model where the adjusted p is below the level, nil for
     /// "no significant difference".
     public var better: String?
 
@@ -197,7 +198,8 @@ public enum Compare {
     /// strongly correlated through the day and errors persist with the weather for days, so the
     /// test treats days as the units: `.hac` tests MAE A − MAE B on the matched hours with a HAC
     /// variance over the calendar of days (`DailyDifferenceTest`), `.hln` runs Diebold-Mariano (HLN)
-    /// on the daily means as BoM `scores` does. The verdict `better` is Holm-adjusted over the buckets.
+    /// on the daily means as BoM `scores` does. The verdict `better` is adjusted over the buckets
+    /// (`decide`).
     public static func compare(_ store: any Store, location: Location, options: CompareOptions) throws -> CompareResult
     {
         let variable = options.variable
@@ -282,6 +284,7 @@ public enum Compare {
         }
 
         var rows: [CompareRow] = []
+        var rowDays: [[DailyDifference]] = []
         for bucket in buckets.keys.sorted() {
             let hours = buckets[bucket]!
             var hourCount = 0
@@ -311,6 +314,7 @@ public enum Compare {
                 bucket: bucket, days: days, hours: hourCount, mae: (mae.0 / n, mae.1 / n),
                 rmse: ((mse.0 / n).squareRoot(), (mse.1 / n).squareRoot()), options: options)
             rows.append(row)
+            rowDays.append(days)
         }
         guard !rows.isEmpty else {
             throw QueryError.noPairs(
@@ -319,7 +323,7 @@ public enum Compare {
                     "no valid hour has forecasts from both \(models[0]) and \(models[1]) and an observation\(options.range.phrase.isEmpty ? "" : " " + options.range.phrase)"
             )
         }
-        decide(&rows, models: models, level: options.level)
+        decide(&rows, days: rowDays, models: models, level: options.level, method: options.method)
         let tested = rows.filter { $0.pValue != nil }.count
         var notes: [String] = SourceNames.modelDerivedNote(source).map { [$0] } ?? []
         let percent = Words.percent(options.level)
@@ -348,8 +352,12 @@ public enum Compare {
             }
         }
         if tested > 1 {
+            let how =
+                options.method == .hac
+                ? "a step-down max-t over the buckets' joint distribution (p_adjusted; Romano-Wolf, \(JointDifferenceTest.defaultDraws) seeded draws, the buckets' correlation from their days)"
+                : "Holm's adjustment (p_adjusted)"
             notes.append(
-                "better is one verdict over the \(tested) buckets tested: Holm's adjustment (p_adjusted) keeps the chance of naming a winner anywhere between equal models at \(percent)"
+                "better is one verdict over the \(tested) buckets tested: \(how) keeps the chance of naming a winner anywhere between equal models at \(percent)"
             )
         }
         let noVariance = rows.filter { $0.untested == .noVariance }
@@ -408,10 +416,26 @@ public enum Compare {
         return row
     }
 
-    /// One verdict over every bucket tested: Holm's step-down keeps the chance of naming a winner
-    /// anywhere between equal models at `level`, though the buckets share days.
-    static func decide(_ rows: inout [CompareRow], models: [String], level: Double) {
-        let adjusted = Holm.adjusted(rows.map(\.pValue))
+    /// One verdict over every bucket tested, keeping the chance of naming a winner anywhere between
+    /// equal models at `level` though the buckets share days: `.hac` by the buckets' joint law
+    /// (`JointDifferenceTest`, a step-down max-t over the days of every bucket), `.hln` by Holm's
+    /// step-down (its statistics have no joint law to draw from). `days[i]` are `rows[i]`'s days.
+    static func decide(
+        _ rows: inout [CompareRow], days: [[DailyDifference]], models: [String], level: Double,
+        method: CompareMethod, draws: Int = JointDifferenceTest.defaultDraws
+    ) {
+        let adjusted: [Double?]
+        switch method {
+        case .hac:
+            adjusted = JointDifferenceTest.adjusted(
+                daily: days,
+                tests: rows.map { row in
+                    guard let p = row.pValue, let k = row.degrees else { return nil }
+                    return (p, row.meanDifference, k)
+                }, draws: draws)
+        case .hln:
+            adjusted = Holm.adjusted(rows.map(\.pValue))
+        }
         for index in rows.indices {
             rows[index].pAdjusted = adjusted[index]
             if let p = adjusted[index], p < level {

@@ -92,6 +92,28 @@ public enum DayBootstrap {
         days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int = defaultResamples,
         blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, seed: UInt64
     ) -> ScoreIntervals? {
+        intervals(
+            days: input, confidence: confidence, resamples: resamples, blockLength: fixed, adjusted: adjusted,
+            widened: widened, seed: seed, method: Method())
+    }
+
+    /// The choices the Monte Carlo of the tests compares; `Method()` is what `query verify` uses.
+    struct Method: Sendable {
+        enum Rule: Sendable {
+            /// The shortest blocks keeping `share` of an AR(1) fit's long-run variance.
+            case keep(share: Double)
+            /// Politis and White (2004) with Patton, Politis and White's (2009) correction.
+            case politisWhite
+        }
+        var rule = Rule.keep(share: 0.9)
+        /// The t widening's degrees of freedom: days / (2L) (pairs of blocks), or days / L − 1.
+        var pairsOfBlocks = true
+    }
+
+    static func intervals(
+        days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int,
+        blockLength fixed: Double?, adjusted: Bool, widened: Bool, seed: UInt64, method: Method
+    ) -> ScoreIntervals? {
         let days = input.sorted { $0.start < $1.start }
         guard days.count >= minimumDays, confidence > 0, confidence < 1 else { return nil }
         // Calendar positions (a DST day is 23 or 25 hours long, so round).
@@ -100,7 +122,8 @@ public enum DayBootstrap {
         let span = positions.last! + 1
         var total = SummarySums()
         for day in days { total.merge(day.sums) }
-        let length = fixed ?? blockLengthFor(days: days, positions: positions, span: span, total: total)
+        let length =
+            fixed ?? blockLengthFor(days: days, positions: positions, span: span, total: total, rule: method.rule)
         let scores = IntervalScore.allCases.filter { $0.value(total) != nil }
         let table = DayTable(days: days, positions: positions, span: span)
         var samples = [[Double]](repeating: [], count: scores.count)
@@ -112,7 +135,9 @@ public enum DayBootstrap {
         }
         var out: [IntervalScore: ScoreInterval] = [:]
         let tail = (1 - confidence) / 2
-        let degrees = max(2, Double(days.count) / (2 * length))
+        let degrees =
+            method.pairsOfBlocks
+            ? max(2, Double(days.count) / (2 * length)) : max(2, Double(days.count) / length - 1)
         let widen = widened ? StudentT.quantile(1 - tail, degrees: degrees) / normalQuantile(1 - tail) : 1
         // Per score, the delete-a-block jackknife's values, for BCa's acceleration.
         var jackknife = [[Double]](repeating: [], count: scores.count)
@@ -180,7 +205,8 @@ public enum DayBootstrap {
     /// The block length for the days' MAE and bias contributions (`Σ|e| − MAE·n` and `Σe − bias·n`
     /// per day, zero on a gap), the longer of the two.
     static func blockLengthFor(
-        days: [(start: Int64, sums: SummarySums)], positions: [Int], span: Int, total: SummarySums
+        days: [(start: Int64, sums: SummarySums)], positions: [Int], span: Int, total: SummarySums,
+        rule: Method.Rule = .keep(share: 0.9)
     ) -> Double {
         let mae = total.continuous.mae ?? 0, bias = total.continuous.bias ?? 0
         var absolute = [Double](repeating: .nan, count: span), signed = absolute
@@ -189,14 +215,72 @@ public enum DayBootstrap {
             absolute[position] = c.sumAbsErr - mae * n
             signed[position] = c.sumErr - bias * n
         }
-        return max(blockLength(absolute, days: days.count), blockLength(signed, days: days.count))
+        switch rule {
+        case .keep(let share):
+            return max(
+                blockLength(absolute, days: days.count, share: share),
+                blockLength(signed, days: days.count, share: share))
+        case .politisWhite:
+            return max(politisWhite(absolute), politisWhite(signed))
+        }
+    }
+
+    /// The stationary bootstrap's mean block length of Politis and White (2004), as corrected by
+    /// Patton, Politis and White (2009) (and as Python's `arch` computes it): the autocorrelations'
+    /// flat-top window ends at twice the first lag m after which K_n = max(5, √log₁₀ n) lags are all
+    /// within 2√(log₁₀ n / n), and b = (2Ĝ² / D̂)^{1/3} n^{1/3} with Ĝ = Σ λ(k/M)|k|R(k),
+    /// D̂ = 2ĝ(0)², ĝ(0) = Σ λ(k/M)R(k). Lags pair only days both present (NaN marks a gap). At least 1,
+    /// at most min(3√n, n/3).
+    static func politisWhite(_ x: [Double]) -> Double {
+        let n = x.count
+        guard n >= 8 else { return 1 }
+        var present = 0, mean = 0.0
+        for value in x where !value.isNaN {
+            present += 1
+            mean += value
+        }
+        guard present > 2 else { return 1 }
+        mean /= Double(present)
+        let maxLag = min(n - 1, Int((Double(n).squareRoot() * 3).rounded(.up)) + 10)
+        var covariance = [Double](repeating: 0, count: maxLag + 1)
+        for k in 0...maxLag {
+            var s = 0.0
+            for t in k..<n where !x[t].isNaN && !x[t - k].isNaN { s += (x[t] - mean) * (x[t - k] - mean) }
+            covariance[k] = s / Double(present)
+        }
+        guard covariance[0] > 0 else { return 1 }
+        let logN = log10(Double(n))
+        let kn = max(5, Int(logN.squareRoot().rounded(.up)))
+        let bound = 2 * (logN / Double(n)).squareRoot()
+        var m = maxLag - kn
+        for lag in 1...max(1, maxLag - kn) {
+            if (lag..<(lag + kn)).allSatisfy({ abs(covariance[$0] / covariance[0]) < bound }) {
+                m = lag - 1
+                break
+            }
+        }
+        // No significant autocorrelation at all: independent days, blocks of one.
+        let window = min(2 * m, maxLag)
+        guard window > 0 else { return 1 }
+        var g = 0.0, spectral = covariance[0]
+        for k in 1...window {
+            let t = Double(k) / Double(window)
+            let weight = t <= 0.5 ? 1 : 2 * (1 - t)
+            g += 2 * weight * Double(k) * covariance[k]
+            spectral += 2 * weight * covariance[k]
+        }
+        guard spectral > 0 else { return 1 }
+        let d = 2 * spectral * spectral
+        let b = pow(2 * g * g / d, 1.0 / 3) * pow(Double(n), 1.0 / 3)
+        let most = min(3 * Double(n).squareRoot(), Double(n) / 3)
+        return min(most, max(1, b))
     }
 
     /// The shortest mean block length whose stationary-bootstrap variance of the mean of an AR(1)
     /// series with the series' lag-1 autocorrelation ρ keeps 90% of its long-run variance: with
     /// q = ρ(1 − 1/L), 1 + 2q/(1 − q) ≥ 0.9 (1 + ρ)/(1 − ρ). ρ comes from adjacent days only (NaN
     /// marks a gap), plus Kendall's (1 + 3ρ)/n for its downward bias; at most half the span.
-    static func blockLength(_ x: [Double], days: Int) -> Double {
+    static func blockLength(_ x: [Double], days: Int, share: Double = 0.9) -> Double {
         var lagged = 0.0, squares = 0.0, pairs = 0
         for (t, value) in x.enumerated() where !value.isNaN {
             squares += value * value
@@ -209,7 +293,7 @@ public enum DayBootstrap {
         let estimate = (lagged / Double(pairs)) / (squares / Double(days))
         let clipped = min(max(estimate, 0), 0.97)
         let rho = min(0.97, clipped + (1 + 3 * clipped) / Double(days))
-        let target = 0.9 * (1 + rho) / (1 - rho)
+        let target = share * (1 + rho) / (1 - rho)
         let a = (target - 1) / 2
         guard a > 0 else { return 1 }
         let needed = a / (1 + a) / rho

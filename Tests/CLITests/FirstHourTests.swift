@@ -64,13 +64,13 @@ struct LeadQuestionTests {
         #expect(result.stderrText.hasPrefix("Error: "))
     }
 
-    @Test("compare's narrowed table keeps the Holm-adjusted p that its 'better' column is read from")
+    @Test("compare's narrowed table keeps the adjusted p that its 'better' column is read from")
     func compareKeepsHolm() async throws {
         let replay = try await hamburg()
         let table = await replay.run("query", "compare", "--location", "Hamburg")
         #expect(table.code == 0, "\(table.stderrText)")
         let header = try #require(table.stdout.split(separator: "\n").first { $0.hasPrefix("lead ") })
-        #expect(header.contains("p Holm") && header.contains("better"), "\(header)")
+        #expect(header.contains("p joint") && header.contains("better"), "\(header)")
         #expect(header.count <= 100)
         // Short headers: A and B are named once above the table, the unit once at the header's end,
         // and with them the RMSE columns fit too (before, four headers carried a model name and °C each).

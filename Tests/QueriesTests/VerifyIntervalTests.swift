@@ -61,7 +61,8 @@ struct Coverage {
     static let scores: [IntervalScore] = [.bias, .mae, .rmse, .errorSD, .correlation]
 
     static func run(
-        _ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64, adjusted: Bool = true
+        _ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64, adjusted: Bool = true,
+        method: DayBootstrap.Method = .init()
     ) -> Coverage {
         var random = NormalSource(state: seed)
         var result = Coverage(repetitions: repetitions)
@@ -71,8 +72,8 @@ struct Coverage {
             let sample = days.draw(&random)
             guard
                 let intervals = DayBootstrap.intervals(
-                    days: sample, confidence: 0.95, resamples: resamples, adjusted: adjusted,
-                    seed: UInt64(repetition) &+ seed)
+                    days: sample, confidence: 0.95, resamples: resamples, blockLength: nil, adjusted: adjusted,
+                    widened: true, seed: UInt64(repetition) &+ seed, method: method)
             else { continue }
             result.blockLength += intervals.blockLength / Double(repetitions)
             for score in scores {
@@ -235,68 +236,136 @@ struct VerifyIntervalTests {
         for score in Coverage.scores { #expect(bca.rate(score) >= 0.88, "\(score) \(bca.rate(score))") }
     }
 
+    /// Days of pairs scoring every interval score between them: a temperature with a persistence
+    /// reference (bias … correlation, persistence skill), precipitation (POD, FAR, CSI, ETS against
+    /// 0.2 mm) and a precipitation probability (Brier).
+    static func everyScoreDays(seed: UInt64) -> [[(start: Int64, sums: SummarySums)]] {
+        var random = NormalSource(state: seed)
+        let temperature = Variables.hourlyVariable(named: "temperature_2m")!
+        let precipitation = Variables.hourlyVariable(named: "precipitation")!
+        let probability = Variables.hourlyVariable(named: "precipitation_probability")!
+        var sets = [[(start: Int64, sums: SummarySums)]](repeating: [], count: 3)
+        for day in 0..<40 {
+            var sums = [SummarySums](repeating: SummarySums(), count: 3)
+            var previous = 10.0
+            for hour in 0..<24 {
+                let observed = 10 + 4 * sin(2 * Double.pi * Double(hour) / 24) + 2 * random.normal()
+                sums[0].add(
+                    forecast: observed + 0.4 + 1.5 * random.normal(), observed: observed, reference: previous,
+                    variable: temperature, threshold: 0)
+                previous = observed
+                let rain = max(0, random.normal() - 0.3)
+                let forecastRain = max(0, rain + 0.4 * random.normal())
+                sums[1].add(
+                    forecast: forecastRain, observed: rain, reference: nil, variable: precipitation, threshold: 0.2)
+                let chance = (100 * min(1, max(0, rain + 0.3 * random.normal()))).rounded()
+                sums[2].add(
+                    forecast: chance, observed: rain, reference: nil, variable: probability, threshold: 0.2)
+            }
+            for index in 0..<3 { sets[index].append((start: Int64(day) * 86_400, sums: sums[index])) }
+        }
+        return sets
+    }
+
     @Test(
-        "agrees with scipy.stats.bootstrap (percentile and BCa, independent days) within Monte Carlo error",
+        "agrees with scipy.stats.bootstrap (percentile and BCa, independent days) within Monte Carlo error, for every score with an interval",
         .enabled(
             if: scipyPython != nil, "scipy is not installed (.ci/run's .build/reference-venv, or WXDB_REFERENCE_PYTHON)"
         ))
     func agreesWithScipy() throws {
-        var random = NormalSource(state: 17)
-        let days = KnownDays(days: 40).draw(&random)
-        let ours = try #require(
-            DayBootstrap.intervals(
-                days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
-                seed: 4))
-        // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
-        let bca = try #require(
-            DayBootstrap.intervals(
-                days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
         let folder = Scratch.folder("scipy-bootstrap")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let input = folder.appendingPathComponent("days.json")
-        let rows = days.map { day -> [Double] in
-            let c = day.sums.continuous
-            return [Double(c.n), c.sumErr, c.sumAbsErr, c.sumErrSq]
-        }
-        try JSONSerialization.data(withJSONObject: rows).write(to: input)
+        // numpy's own scores of summed days, from the named sums: nothing of wxdb's scoring is reused.
         let script = """
             import json, sys, numpy as np
             from scipy.stats import bootstrap
-            d = np.array(json.load(open(sys.argv[1])))
-            def stat(f):
-                return lambda i: f(d[i.astype(int)].sum(axis=0))
+            names, days = json.load(open(sys.argv[1]))
+            d = np.array(days)
+            col = {name: i for i, name in enumerate(names)}
+            def g(s, name):
+                return s[..., col[name]]
+            def ratio(x, y):
+                return x / y
+            def contingency(s):
+                return g(s, "hits"), g(s, "false_alarms"), g(s, "misses"), g(s, "correct_negatives")
+            def ets(s):
+                a, b, c, dd = contingency(s)
+                chance = (a + b) * (a + c) / (a + b + c + dd)
+                return (a - chance) / (a + b + c - chance)
+            def correlation(s):
+                n = g(s, "n")
+                sff = g(s, "sum_ff") - g(s, "sum_f") ** 2 / n
+                soo = g(s, "sum_oo") - g(s, "sum_o") ** 2 / n
+                sfo = g(s, "sum_fo") - g(s, "sum_f") * g(s, "sum_o") / n
+                return sfo / np.sqrt(sff * soo)
             scores = {
-                "bias": lambda s: s[1] / s[0], "mae": lambda s: s[2] / s[0],
-                "rmse": lambda s: np.sqrt(s[3] / s[0]),
+                "bias": lambda s: g(s, "sum_err") / g(s, "n"),
+                "mae": lambda s: g(s, "sum_abs_err") / g(s, "n"),
+                "rmse": lambda s: np.sqrt(g(s, "sum_err_sq") / g(s, "n")),
+                "error_sd": lambda s: np.sqrt(
+                    (g(s, "sum_err_sq") - g(s, "sum_err") ** 2 / g(s, "n")) / (g(s, "n") - 1)),
+                "correlation": correlation,
+                "persistence_skill": lambda s: 1 - g(s, "forecast_sum_err_sq_ref") / g(s, "persistence_sum_err_sq"),
+                "pod": lambda s: ratio(g(s, "hits"), g(s, "hits") + g(s, "misses")),
+                "far": lambda s: ratio(g(s, "false_alarms"), g(s, "hits") + g(s, "false_alarms")),
+                "csi": lambda s: ratio(g(s, "hits"), g(s, "hits") + g(s, "false_alarms") + g(s, "misses")),
+                "ets": ets,
+                "brier": lambda s: g(s, "brier_sum") / g(s, "brier_n"),
             }
             out = {}
-            for method in ["percentile", "BCa"]:
-                for name, f in scores.items():
-                    r = bootstrap((np.arange(len(d)),), stat(f), vectorized=False, n_resamples=20000,
+            for name in sys.argv[2].split(","):
+                f = scores[name]
+                stat = lambda i, axis=-1: f(d[i.astype(int)].sum(axis=-2))
+                for method in ["percentile", "BCa"]:
+                    r = bootstrap((np.arange(len(d)),), stat, vectorized=True, batch=2000, n_resamples=20000,
                                   confidence_level=0.95, method=method, random_state=np.random.default_rng(1))
-                    key = name if method == "percentile" else name + "_bca"
-                    out[key] = [float(r.confidence_interval.low), float(r.confidence_interval.high)]
+                    out[name + ("" if method == "percentile" else "_bca")] = [
+                        float(r.confidence_interval.low), float(r.confidence_interval.high)]
             print(json.dumps(out))
             """
         let path = folder.appendingPathComponent("reference.py").path
         try script.write(toFile: path, atomically: true, encoding: .utf8)
-        let output = try runPython(try #require(scipyPython), [path, input.path])
-        let reference = try #require(try JSONSerialization.jsonObject(with: output) as? [String: [Double]])
-        for score in [IntervalScore.bias, .mae, .rmse] {
-            let theirs = try #require(reference[score.rawValue])
-            let interval = try #require(ours.scores[score])
-            let width = theirs[1] - theirs[0]
-            // Two independent 20 000-resample percentile estimates: each end within 4% of the width.
-            #expect(abs(interval.low - theirs[0]) < 0.04 * width, "\(score) low \(interval.low) vs \(theirs[0])")
-            #expect(abs(interval.high - theirs[1]) < 0.04 * width, "\(score) high \(interval.high) vs \(theirs[1])")
-            let theirsBCa = try #require(reference[score.rawValue + "_bca"])
-            let adjusted = try #require(bca.scores[score])
-            #expect(
-                abs(adjusted.low - theirsBCa[0]) < 0.04 * width, "\(score) BCa low \(adjusted.low) vs \(theirsBCa[0])")
-            #expect(
-                abs(adjusted.high - theirsBCa[1]) < 0.04 * width,
-                "\(score) BCa high \(adjusted.high) vs \(theirsBCa[1])")
+        var checked = Set<IntervalScore>()
+        for (index, days) in Self.everyScoreDays(seed: 17).enumerated() {
+            let ours = try #require(
+                DayBootstrap.intervals(
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
+                    seed: 4))
+            // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
+            let bca = try #require(
+                DayBootstrap.intervals(
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
+            let present = SummarySums.columns.indices.filter { column in days.contains { $0.sums.values[column] != nil }
+            }
+            let rows = days.map { day in present.map { day.sums.values[$0] ?? 0 } }
+            let input = folder.appendingPathComponent("days\(index).json")
+            try JSONSerialization.data(withJSONObject: [present.map { SummarySums.columns[$0].name }, rows])
+                .write(to: input)
+            let scores = IntervalScore.allCases.filter { ours.scores[$0] != nil }
+            let output = try runPython(
+                try #require(scipyPython), [path, input.path, scores.map(\.rawValue).joined(separator: ",")])
+            let reference = try #require(try JSONSerialization.jsonObject(with: output) as? [String: [Double]])
+            for score in scores {
+                let theirs = try #require(reference[score.rawValue])
+                let interval = try #require(ours.scores[score])
+                let width = theirs[1] - theirs[0]
+                // Two independent 20 000-resample estimates: each end within 4% of the width.
+                #expect(abs(interval.low - theirs[0]) < 0.04 * width, "\(score) low \(interval.low) vs \(theirs[0])")
+                #expect(abs(interval.high - theirs[1]) < 0.04 * width, "\(score) high \(interval.high) vs \(theirs[1])")
+                let theirsBCa = try #require(reference[score.rawValue + "_bca"])
+                let adjusted = try #require(bca.scores[score])
+                #expect(
+                    abs(adjusted.low - theirsBCa[0]) < 0.04 * width,
+                    "\(score) BCa low \(adjusted.low) vs \(theirsBCa[0])")
+                #expect(
+                    abs(adjusted.high - theirsBCa[1]) < 0.04 * width,
+                    "\(score) BCa high \(adjusted.high) vs \(theirsBCa[1])")
+                checked.insert(score)
+            }
         }
+        // Every score verify gives an interval for is checked against the independent resampling.
+        #expect(
+            checked == Set(IntervalScore.allCases), "unchecked: \(Set(IntervalScore.allCases).subtracting(checked))")
     }
 
     @Test(
@@ -305,34 +374,47 @@ struct VerifyIntervalTests {
             if: ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_VERIFY"] != nil,
             "slow: set WXDB_MONTE_CARLO_VERIFY=FILE"))
     func monteCarlo() throws {
-        let path = ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_VERIFY"]!
-        let repetitions = Int(ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_REPS"] ?? "") ?? 500
+        let environment = ProcessInfo.processInfo.environment
+        let path = environment["WXDB_MONTE_CARLO_VERIFY"]!
+        let repetitions = Int(environment["WXDB_MONTE_CARLO_REPS"] ?? "") ?? 1000
+        // Alternatives to compare with the method verify uses (comma-separated): plain (percentiles,
+        // no BCa), pw (Politis–White block length), keep95 (95% of the AR(1) long-run variance), and
+        // -blocks after either for t(days / L − 1) instead of t(days / 2L).
+        let variants = (environment["WXDB_MONTE_CARLO_VARIANTS"] ?? "default").split(separator: ",").map(String.init)
         func percent(_ x: Double) -> String { String(format: "%.1f", 100 * x) }
-        var lines = [
-            "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE |",
-            "|---|---|---|---|---|---|---|---|---|---|"
-        ]
-        var seed: UInt64 = 100
-        for (days, phi, shared, label) in [
-            (60, 0.0, 0.0, "independent hours"), (120, 0.0, 0.0, "independent hours"),
-            (60, 0.3, 0.5, "AR(1) φ = 0.3, half shared by the day"),
-            (60, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day"),
-            (120, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day")
-        ] {
-            let coverage = Coverage.run(
-                KnownDays(days: days, phi: phi, shared: shared), repetitions: repetitions, resamples: 1000, seed: seed)
-            seed += 1
-            let ratios =
-                shared == 0
-                ? [IntervalScore.bias, .mae].map { String(format: "%.3f", coverage.widthRatio[$0] ?? 0) } : ["–", "–"]
-            lines.append(
-                "| \(days) | \(label) | \(String(format: "%.1f", coverage.blockLength)) | "
-                    + Coverage.scores.map { percent(coverage.rate($0)) + " %" }.joined(separator: " | ")
-                    + " | \(ratios.joined(separator: " | ")) |")
+        var text = "Repetitions per row: \(repetitions) (seeded), 1000 resamples each.\n"
+        for variant in variants {
+            var method = DayBootstrap.Method()
+            if variant.hasPrefix("pw") { method.rule = .politisWhite }
+            if variant.hasPrefix("keep95") { method.rule = .keep(share: 0.95) }
+            if variant.hasSuffix("-blocks") { method.pairsOfBlocks = false }
+            var lines = [
+                "", "Method: \(variant)", "",
+                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE |",
+                "|---|---|---|---|---|---|---|---|---|---|"
+            ]
+            var seed: UInt64 = 100
+            for (days, phi, shared, label) in [
+                (60, 0.0, 0.0, "independent hours"), (120, 0.0, 0.0, "independent hours"),
+                (60, 0.3, 0.5, "AR(1) φ = 0.3, half shared by the day"),
+                (60, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day"),
+                (120, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day")
+            ] {
+                let coverage = Coverage.run(
+                    KnownDays(days: days, phi: phi, shared: shared), repetitions: repetitions, resamples: 1000,
+                    seed: seed, adjusted: variant != "plain", method: method)
+                seed += 1
+                let ratios =
+                    shared == 0
+                    ? [IntervalScore.bias, .mae].map { String(format: "%.3f", coverage.widthRatio[$0] ?? 0) }
+                    : ["–", "–"]
+                lines.append(
+                    "| \(days) | \(label) | \(String(format: "%.1f", coverage.blockLength)) | "
+                        + Coverage.scores.map { percent(coverage.rate($0)) + " %" }.joined(separator: " | ")
+                        + " | \(ratios.joined(separator: " | ")) |")
+            }
+            text += lines.joined(separator: "\n") + "\n"
         }
-        let text =
-            "Repetitions per row: \(repetitions) (seeded), 1000 resamples each.\n\n" + lines.joined(separator: "\n")
-            + "\n"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 }
