@@ -147,7 +147,7 @@ enum ChartViews {
             series.append(forecast)
         }
         let banded = series.contains { !$0.band.isEmpty }
-        let level = QueryTrend.percentText(first.confidence ?? 0.95)
+        let level = Query.Trend.percentText(first.confidence ?? 0.95)
         let startOffset = ZoneTime.offset(at: first.points.first?.time ?? 0, timezone: location.timezone)
         var chart = LineChart(
             id: id,
@@ -155,7 +155,7 @@ enum ChartViews {
                 "\(first.variable.name): observed and forecast over time (\(daily ? "daily \(totals ? "totals" : "means")" : "hourly"))",
             description:
                 "Observed \(first.variable.name) at \(location.name) beside the forecast issued a fixed lead ahead; \(daily ? "each point is the \(totals ? "total" : "mean") of a local day's hours (n = \(hoursRange(results)) hours a day)\(markers ? ", marker area the hours behind it" : "")" : "each point is one hour (n=1)")\(banded ? "; the shaded band around a forecast line is the \(level)% interval of the day's mean forecast (the observation plus the interval of the day's error, from its hours): where the observed line leaves it, that day's error is beyond the noise" : "").",
-            xTitle: "valid time (\(QueryCommand.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
+            xTitle: "valid time (\(Query.zoneLabel(location)))", yTitle: "\(first.variable.name) (\(unit))",
             series: series)
         chart.xAxis = .time(offset: startOffset)
         chart.sizeByN = markers
@@ -196,7 +196,7 @@ enum ChartViews {
         var chart = LineChart(
             id: id,
             title:
-                "\(history.variable.name) for \(TimeInput.local(history.validTime, timezone: location.timezone)) (\(QueryCommand.zoneLabel(location))): run after run",
+                "\(history.variable.name) for \(TimeInput.local(history.validTime, timezone: location.timezone)) (\(Query.zoneLabel(location))): run after run",
             description:
                 "Every stored run's forecast of \(history.variable.name) for one hour against how far ahead it was issued; \(downsampled ? "neighbouring runs averaged, marker area the runs behind each point" : "each point is one run (n=1)").",
             xTitle: "lead time (hours before the valid time)", yTitle: "\(history.variable.name) (\(unit))",

@@ -100,7 +100,7 @@ extension Query.Verify.Ensembles {
                 var cells: [Report.Cell] = [.number(interval?.low), .number(interval?.high)]
                 if added.count == 3 {
                     cells.append(
-                        .text(QueryVerify.intervalText(report.rows[position][index], interval, kind: column.kind)))
+                        .text(Query.Verify.intervalText(report.rows[position][index], interval, kind: column.kind)))
                 }
                 report.rows[position].insert(contentsOf: cells, at: index + 1)
             }
