@@ -41,7 +41,7 @@ enum EnsembleIngestCommand {
 }
 
 /// `wxdb query ensemble`: an ensemble model's probabilistic scores by lead, its rank histogram and
-/// reliability table, from every stored member.
+/// reliability table, from the ensemble sums kept at write time.
 enum QueryEnsemble {
     enum Show: String, CaseIterable { case scores, ranks, reliability }
 
