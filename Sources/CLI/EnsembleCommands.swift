@@ -41,7 +41,7 @@ extension IngestCommand.Ensembles {
 }
 
 /// `wxdb query ensemble`: an ensemble model's probabilistic scores by lead, its rank histogram and
-/// reliability table, from every stored member.
+/// reliability table, from the ensemble sums kept at write time.
 extension Query.Ensemble {
     enum Show: String, CaseIterable { case scores, ranks, reliability }
 
