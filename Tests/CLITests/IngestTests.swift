@@ -226,12 +226,14 @@ struct IngestTests {
         try "time,precipitation\n2026-11-01T00:00Z,1.2\n".write(toFile: b, atomically: true, encoding: .utf8)
         #expect(await box.run("observe", "import", a, "--location", "Here", "--source", "station").code == 0)
         #expect(await box.run("observe", "import", b, "--location", "Here", "--source", "station").code == 0)
-        let db = try SQLiteBackdoor(box.db).db
-        let row = try #require(
-            try db.firstRow("SELECT temperature_2m, precipitation FROM observations") {
-                ($0.optionalDouble(0), $0.optionalDouble(1))
-            })
-        #expect(row.0 == 5 && row.1 == 1.2)
+        // As the user reads them back: one hour, both values.
+        let export = await box.run(
+            "export", "observations", "--location", "Here", "--var", "temperature_2m,precipitation")
+        #expect(export.code == 0, "\(export.stderrText)")
+        #expect(
+            export.stdout.split(separator: "\r\n") == [
+                "location,source,time,temperature_2m,precipitation", "Here,station,2026-11-01T00:00:00Z,5,1.2"
+            ], "\(export.stdout)")
     }
 }
 

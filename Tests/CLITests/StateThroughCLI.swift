@@ -38,6 +38,18 @@ extension Sandbox {
         }.sorted { $0.id < $1.id }
     }
 
+    /// Every saved location as the Store keeps it (zone, elevation, models), in the order added.
+    func storedLocations() throws -> [Location] {
+        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        return try store.locations()
+    }
+
+    /// The names of the locations that have at least one stored run.
+    func locationsWithRuns() throws -> [String] {
+        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        return try store.locations().filter { try store.runCount(locationID: $0.id, model: nil) > 0 }.map(\.name)
+    }
+
     /// The observation sources stored for `location`, sorted.
     func observationSources(_ location: String) throws -> [String] {
         let store: any Store = try SQLiteStore.openReadOnly(path: db)
