@@ -250,7 +250,7 @@ struct HostileServerCLITests {
                 "2208 hours of era5 observations from 2025-01-01 through 2025-04-02 were stored and are kept"),
             "\(result.stderrText)")
         #expect(result.stderrText.contains("--from 2025-04-03"))
-        #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == 2208)
+        #expect(try await replay.box.exportedObservationTimes("Here", source: "era5").count == 2208)
         // A failure in the first chunk says nothing was stored.
         replay.server.enqueue(.status(400, reason: "Something is wrong"), path: "/v1/archive")
         let first = await replay.run(

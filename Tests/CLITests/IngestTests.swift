@@ -206,13 +206,13 @@ struct IngestTests {
             await replay.run(
                 "observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15"
             ).code == 0)
-        let once = try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'")
-        #expect(once == 105 * 24)
+        let once = try await replay.box.exportedObservationTimes("Berlin", source: "era5")
+        #expect(once.count == 105 * 24)
         #expect(
             await replay.run(
                 "observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15"
             ).code == 0)
-        #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == once)
+        #expect(try await replay.box.exportedObservationTimes("Berlin", source: "era5") == once)
         #expect(replay.server.requests.filter { $0.hasPrefix("/v1/archive") }.count == 4)  // 105 days in chunks of 92
     }
 

@@ -50,6 +50,17 @@ extension Sandbox {
         return try store.locations().filter { try store.runCount(locationID: $0.id, model: nil) > 0 }.map(\.name)
     }
 
+    /// The hours of `source`'s observations of `location` that `wxdb export observations` prints (its
+    /// time column), as the user reads them back.
+    func exportedObservationTimes(_ location: String, source: String) async throws -> [String] {
+        let result = await run("export", "observations", "--location", location, "--source", source)
+        #expect(result.code == 0, "export observations: \(result.stderrText)")
+        let lines = result.stdout.split(separator: "\r\n")
+        let header = lines.first?.split(separator: ",") ?? []
+        let time = try #require(header.firstIndex(of: "time"), "no time column in \(lines.first ?? "")")
+        return lines.dropFirst().map { String($0.split(separator: ",", omittingEmptySubsequences: false)[time]) }
+    }
+
     /// The observation sources stored for `location`, sorted.
     func observationSources(_ location: String) throws -> [String] {
         let store: any Store = try SQLiteStore.openReadOnly(path: db)
