@@ -61,6 +61,19 @@ extension Sandbox {
         return lines.dropFirst().map { String($0.split(separator: ",", omittingEmptySubsequences: false)[time]) }
     }
 
+    /// The forecast hours (instants of `valid_time`) that `wxdb export hourly` prints for `location`.
+    func exportedForecastHours(_ location: String) async throws -> [Int64] {
+        let result = await run("export", "hourly", "--location", location, "--var", "temperature_2m")
+        #expect(result.code == 0, "export hourly: \(result.stderrText)")
+        let lines = result.stdout.split(separator: "\r\n")
+        let column = try #require(lines.first?.split(separator: ",").firstIndex(of: "valid_time"))
+        return try lines.dropFirst().map { line in
+            let text = String(line.split(separator: ",", omittingEmptySubsequences: false)[column])
+            let parsed = try #require(CivilTime.parse(text), "valid_time \(text)")
+            return parsed.wallSeconds - Int64(parsed.offset ?? 0)
+        }
+    }
+
     /// The observation sources stored for `location`, sorted.
     func observationSources(_ location: String) throws -> [String] {
         let store: any Store = try SQLiteStore.openReadOnly(path: db)
