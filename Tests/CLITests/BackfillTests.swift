@@ -290,17 +290,17 @@ struct BackfillTests {
         #expect(await whole.box.run(arguments).code == 0)
 
         // Today's budget nearly spent earlier today (not this hour): room for 5 requests of weight 2.29 (a transport fault on the way is retried).
-        let db = try SQLiteBackdoor(stopped.box.db).db
-        try db.run(
-            "INSERT INTO fetch_log (attempted_at, origin, outcome, api_weight) VALUES (?, 'fetch', 'failed', ?)",
-            [.integer(1_784_937_600 + 60), .real(10_000 - 5 * 2.29 - 1 - 0.1)])
+        try SQLiteStore.open(path: stopped.box.db).logFetch(
+            FetchRecord(fetchedAt: 1_784_937_600 + 60, origin: .fetch, apiWeight: 10_000 - 5 * 2.29 - 1 - 0.1),
+            locationID: nil, model: nil, outcome: "failed", runID: nil, error: nil)
         stopped.server.enqueue(.status(503, reason: nil), path: ReplayServer.singleRunsPath)
         let first = await stopped.box.run(arguments)
         #expect(first.code == 1)
         #expect(first.stderrText.contains("run the same command again after 2026-07-26T00:00:00Z"))
         #expect(try json(first.stdout)["stored"] as? Int == 5)
         #expect(try runs(stopped).count == 5)
-        try db.run("DELETE FROM fetch_log WHERE run_id IS NULL AND origin = 'fetch'")
+        // A new day's budget: the planted spending is taken back (no command forgets a logged fetch).
+        try SQLiteBackdoor(stopped.box.db).db.run("DELETE FROM fetch_log WHERE run_id IS NULL AND origin = 'fetch'")
         let second = await stopped.box.run(arguments)
         #expect(second.code == 0, "\(second.stderrText)")
         #expect(try json(second.stdout)["already_present"] as? Int == 5)

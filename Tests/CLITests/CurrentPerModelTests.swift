@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import WxCore
-import WxSQLite
 
 /// Issue 25 §1 for `current`: the block is the first requested model's, kept as current:<model>.
 @Suite("current conditions are kept per model and never score their own model")
@@ -29,9 +28,7 @@ struct CurrentPerModelTests {
         let stored = await box.run(
             "import", path, "--location", "Here", "--fetched-at", CivilTime.isoUTC(Self.day + 3600))
         #expect(stored.code == 0, "\(stored.stderrText)")
-        let sources = try Database(path: box.db).rows(
-            "SELECT DISTINCT source FROM observations WHERE source GLOB 'current*'", []
-        ) { $0.string(0) }
+        let sources = try box.observationSources("Here").filter { $0.hasPrefix("current") }
         #expect(sources == ["current:ecmwf_ifs025"])
 
         let result = await box.run(

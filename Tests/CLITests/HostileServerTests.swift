@@ -84,7 +84,7 @@ struct HostileServerCLITests {
         #expect(result.stderrText.contains("1 stored, 0 repeated, 1 failed"), "\(result.stderrText)")
         #expect(result.stderrText.contains("Berlin: the response describes the grid point 27, -81"))
         #expect(
-            try replay.text("SELECT l.name FROM forecast_runs r JOIN locations l ON l.id = r.location_id") == ["Tokyo"])
+            try replay.box.locationsWithRuns() == ["Tokyo"])
         #expect(
             try replay.text(
                 "SELECT l.name FROM fetch_log f JOIN locations l ON l.id = f.location_id WHERE f.outcome = 'failed'")
@@ -115,10 +115,10 @@ struct HostileServerCLITests {
         let result = await replay.run("ingest")
         #expect(result.code == code, "\(result.stderrText)")
         #expect(result.stderrText.utf8.count < 2000)
-        #expect(try replay.text("SELECT timezone FROM locations") == ["auto"])
+        #expect(try replay.box.storedLocations().map(\.timezone) == ["auto"])
         // The next, honest answer teaches the zone as before.
         #expect(await replay.run("ingest").code == 0)
-        #expect(try replay.text("SELECT timezone FROM locations") == ["GMT"])
+        #expect(try replay.box.storedLocations().map(\.timezone) == ["GMT"])
     }
 
     @Test("a geocoder's zone that is no zone is not adopted; the location waits for the first ingest")
@@ -135,10 +135,9 @@ struct HostileServerCLITests {
         let result = await replay.run("locations", "add", "Hugeville")
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(result.stderrText.utf8.count < 1000)
-        #expect(try replay.text("SELECT timezone FROM locations") == ["auto"])
+        #expect(try replay.box.storedLocations().map(\.timezone) == ["auto"])
         #expect(
-            try replay.scalar("SELECT count(*) FROM locations WHERE elevation IS NULL") == 1,
-            "an impossible elevation is dropped")
+            try replay.box.storedLocations().map(\.elevation) == [nil], "an impossible elevation is dropped")
     }
 
     @Test(
@@ -151,7 +150,7 @@ struct HostileServerCLITests {
         await replay.run(
             "locations", "add", "Here", "--lat", "10", "--lon", "20", "--timezone", "UTC", "--models", "icon_seamless")
         #expect(await replay.run("ingest").code == 0)
-        #expect(try replay.text("SELECT issued_at_source FROM forecast_runs") == ["first_fetch"])
+        #expect(try replay.box.storedRuns().map(\.issuedAtSource) == ["first_fetch"])
     }
 
     @Test("locations list renders a 120,000-character name (a linear table), without trailing blanks")
@@ -251,7 +250,7 @@ struct HostileServerCLITests {
                 "2208 hours of era5 observations from 2025-01-01 through 2025-04-02 were stored and are kept"),
             "\(result.stderrText)")
         #expect(result.stderrText.contains("--from 2025-04-03"))
-        #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == 2208)
+        #expect(try await replay.box.exportedObservationTimes("Here", source: "era5").count == 2208)
         // A failure in the first chunk says nothing was stored.
         replay.server.enqueue(.status(400, reason: "Something is wrong"), path: "/v1/archive")
         let first = await replay.run(

@@ -85,16 +85,10 @@ struct IngestTests {
         // Toronto's 2026-03-08T02:00 (fixed EST offset) is 07:00Z; Adelaide's first label 00:00 +09:30 was read
         // at 15:00Z the day before (Open-Meteo reads under +09:00 and labels with +09:30).
         let toronto0700 = Int64(CivilTime.days(year: 2026, month: 3, day: 8) * 86400 + 7 * 3600)
-        #expect(
-            try replay.scalar(
-                "SELECT count(*) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Toronto' AND h.valid_time = \(toronto0700)"
-            ) == 1)
+        #expect(try await replay.box.exportedForecastHours("Toronto").filter { $0 == toronto0700 }.count == 1)
         let adelaideFirst = Int64(CivilTime.days(year: 2026, month: 7, day: 15) * 86400 + 15 * 3600)
-        #expect(
-            try replay.scalar(
-                "SELECT min(h.valid_time) FROM hourly_forecasts h JOIN forecast_runs r ON r.id = h.run_id JOIN locations l ON l.id = r.location_id WHERE l.name = 'Adelaide'"
-            ) == adelaideFirst)
-        #expect(try replay.scalar("SELECT count(*) FROM locations WHERE timezone = 'auto'") == 0)
+        #expect(try await replay.box.exportedForecastHours("Adelaide").min() == adelaideFirst)
+        #expect(try replay.box.storedLocations().allSatisfy { $0.timezone != "auto" })
 
         let second = await replay.run("ingest")
         #expect(second.code == 0)
@@ -206,13 +200,13 @@ struct IngestTests {
             await replay.run(
                 "observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15"
             ).code == 0)
-        let once = try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'")
-        #expect(once == 105 * 24)
+        let once = try await replay.box.exportedObservationTimes("Berlin", source: "era5")
+        #expect(once.count == 105 * 24)
         #expect(
             await replay.run(
                 "observe", "backfill", "--location", "Berlin", "--from", "2026-01-01", "--to", "2026-04-15"
             ).code == 0)
-        #expect(try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == once)
+        #expect(try await replay.box.exportedObservationTimes("Berlin", source: "era5") == once)
         #expect(replay.server.requests.filter { $0.hasPrefix("/v1/archive") }.count == 4)  // 105 days in chunks of 92
     }
 
@@ -226,12 +220,14 @@ struct IngestTests {
         try "time,precipitation\n2026-11-01T00:00Z,1.2\n".write(toFile: b, atomically: true, encoding: .utf8)
         #expect(await box.run("observe", "import", a, "--location", "Here", "--source", "station").code == 0)
         #expect(await box.run("observe", "import", b, "--location", "Here", "--source", "station").code == 0)
-        let db = try SQLiteBackdoor(box.db).db
-        let row = try #require(
-            try db.firstRow("SELECT temperature_2m, precipitation FROM observations") {
-                ($0.optionalDouble(0), $0.optionalDouble(1))
-            })
-        #expect(row.0 == 5 && row.1 == 1.2)
+        // As the user reads them back: one hour, both values.
+        let export = await box.run(
+            "export", "observations", "--location", "Here", "--var", "temperature_2m,precipitation")
+        #expect(export.code == 0, "\(export.stderrText)")
+        #expect(
+            export.stdout.split(separator: "\r\n") == [
+                "location,source,time,temperature_2m,precipitation", "Here,station,2026-11-01T00:00:00Z,5,1.2"
+            ], "\(export.stdout)")
     }
 }
 
@@ -305,7 +301,7 @@ struct IngestBudgetTests {
         await replay.run("locations", "add", "Here", "--lat", "10", "--lon", "20", "--models", "gfs_seamless")
         let result = await replay.run("ingest")
         #expect(result.code == 0, "\(result.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM forecast_runs WHERE issued_at_source = 'first_fetch'") == 1)
+        #expect(try replay.box.storedRuns().map(\.issuedAtSource) == ["first_fetch"])
     }
 
     @Test("a request that would exceed the free hourly limit is not sent, and the reason says so")

@@ -76,8 +76,16 @@ struct PhysicalRangeTests {
         #expect(
             result.stderrText.contains("value(s) outside what weather can have were left empty (temperature_2m 1"),
             "\(result.stderrText)")
-        #expect(try replay.scalar("SELECT count(*) FROM hourly_forecasts WHERE temperature_2m > 100") == 0)
-        #expect(try replay.scalar("SELECT count(*) FROM hourly_forecasts WHERE temperature_2m = 15") == 71)
+        // As export hourly prints the stored hours: nothing impossible, the 71 other hours 15 °C.
+        let export = await replay.run("export", "hourly", "--location", "Here", "--var", "temperature_2m")
+        #expect(export.code == 0, "\(export.stderrText)")
+        let lines = export.stdout.split(separator: "\r\n")
+        let column = try #require(lines.first?.split(separator: ",").firstIndex(of: "temperature_2m"))
+        let values = lines.dropFirst().map {
+            String($0.split(separator: ",", omittingEmptySubsequences: false)[column])
+        }
+        #expect(values.compactMap(Double.init).allSatisfy { $0 <= 100 })
+        #expect(values.filter { $0 == "15" }.count == 71)
     }
 
     @Test("a station CSV's impossible values are left empty, counted and said; the rest is stored")

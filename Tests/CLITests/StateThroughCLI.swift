@@ -38,6 +38,42 @@ extension Sandbox {
         }.sorted { $0.id < $1.id }
     }
 
+    /// Every saved location as the Store keeps it (zone, elevation, models), in the order added.
+    func storedLocations() throws -> [Location] {
+        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        return try store.locations()
+    }
+
+    /// The names of the locations that have at least one stored run.
+    func locationsWithRuns() throws -> [String] {
+        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        return try store.locations().filter { try store.runCount(locationID: $0.id, model: nil) > 0 }.map(\.name)
+    }
+
+    /// The hours of `source`'s observations of `location` that `wxdb export observations` prints (its
+    /// time column), as the user reads them back.
+    func exportedObservationTimes(_ location: String, source: String) async throws -> [String] {
+        let result = await run("export", "observations", "--location", location, "--source", source)
+        #expect(result.code == 0, "export observations: \(result.stderrText)")
+        let lines = result.stdout.split(separator: "\r\n")
+        let header = lines.first?.split(separator: ",") ?? []
+        let time = try #require(header.firstIndex(of: "time"), "no time column in \(lines.first ?? "")")
+        return lines.dropFirst().map { String($0.split(separator: ",", omittingEmptySubsequences: false)[time]) }
+    }
+
+    /// The forecast hours (instants of `valid_time`) that `wxdb export hourly` prints for `location`.
+    func exportedForecastHours(_ location: String) async throws -> [Int64] {
+        let result = await run("export", "hourly", "--location", location, "--var", "temperature_2m")
+        #expect(result.code == 0, "export hourly: \(result.stderrText)")
+        let lines = result.stdout.split(separator: "\r\n")
+        let column = try #require(lines.first?.split(separator: ",").firstIndex(of: "valid_time"))
+        return try lines.dropFirst().map { line in
+            let text = String(line.split(separator: ",", omittingEmptySubsequences: false)[column])
+            let parsed = try #require(CivilTime.parse(text), "valid_time \(text)")
+            return parsed.wallSeconds - Int64(parsed.offset ?? 0)
+        }
+    }
+
     /// The observation sources stored for `location`, sorted.
     func observationSources(_ location: String) throws -> [String] {
         let store: any Store = try SQLiteStore.openReadOnly(path: db)

@@ -80,11 +80,13 @@ struct BackfillNowTests {
             "--to", CivilTime.dateString(unix: now + 5 * 86400))
         #expect(result.code == 0, "\(result.stderrText)")
         let lastHour = now - now % 3600
-        #expect(try replay.scalar("SELECT max(time) FROM observations WHERE source = 'era5'") == lastHour)
+        // What export observations prints: up to the last complete hour, none later.
+        let times = try await replay.box.exportedObservationTimes("Berlin", source: "era5")
+        let instants = times.compactMap(CivilTime.parse).map { $0.wallSeconds - Int64($0.offset ?? 0) }
+        #expect(instants.count == times.count)
+        #expect(instants.max() == lastHour)
         // Five whole past days and today's hours up to the last complete one.
-        #expect(
-            try replay.scalar("SELECT count(*) FROM observations WHERE source = 'era5'") == 5 * 24
-                + (lastHour - (now - now % 86400)) / 3600 + 1)
+        #expect(Int64(times.count) == 5 * 24 + (lastHour - (now - now % 86400)) / 3600 + 1)
         #expect(
             result.stderrText.contains("stopped at \(CivilTime.isoUTC(lastHour)), the last complete hour"),
             "\(result.stderrText)")
