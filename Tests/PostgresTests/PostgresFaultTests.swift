@@ -3,8 +3,9 @@ import TestSupport
 import Testing
 import WxCore
 import WxPostgres
-import WxPostgresStore
 import WxStore
+
+@testable import WxPostgresStore
 
 /// Waits (polling, no time limit of its own) until some backend of this test's database waits for
 /// an advisory lock (other tests run at once on the same server), and returns its process id.
@@ -91,5 +92,36 @@ struct PostgresFaultTests {
         try storer.db.execute("SET statement_timeout = 0")
         #expect(try storer.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch)).count == 2)
         #expect(try admin.db.scalarInt("SELECT count(*) FROM forecast_runs") == 2)
+    }
+
+    @Test(
+        "the session ended between two runs (as a server restart ends it): the next store says so and stores nothing; a new connection stores it"
+    )
+    func sessionEndedBetweenRuns() throws {
+        let (storer, admin, berlin, first, conninfo) = try setUp()
+        try admin.unlockLocation(berlin.id)
+        _ = try storer.store(first, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+        let runs = try admin.db.scalarInt("SELECT count(*) FROM forecast_runs")
+        let kept = try keptRows(admin)
+        #expect(
+            try admin.db.firstRow("SELECT pg_terminate_backend($1)", [.integer(Int64(storer.db.backendPID))]) {
+                $0.bool(0)
+            } == true)
+        let second = try syntheticResponse(
+            models: ["best_match", "gfs_seamless"], start: t0 - 18 * hour, hours: 96, seed: 2, current: t0 + 6 * hour)
+        do {
+            _ = try storer.store(second, for: berlin, fetch: FetchRecord(fetchedAt: t0 + 6 * hour, origin: .fetch))
+            Issue.record("a store on an ended session succeeded")
+        } catch let error as PostgresError {
+            #expect(error.kind == .connectionLost)
+            #expect("\(error)".contains("run the command again"))
+        }
+        #expect(try admin.db.scalarInt("SELECT count(*) FROM forecast_runs") == runs)
+        #expect(try keptRows(admin) == kept)
+        let next = try PostgresEngine(conninfo: conninfo, now: 0)
+        _ = try next.store(second, for: berlin, fetch: FetchRecord(fetchedAt: t0 + 6 * hour, origin: .fetch))
+        #expect(try admin.db.scalarInt("SELECT count(*) FROM forecast_runs") == (runs ?? 0) + 2)
+        let diff = differences(try keptRows(admin), try recomputed(admin, location: berlin.id))
+        #expect(diff.isEmpty, "\(diff.count) differ: \(diff.prefix(12))")
     }
 }
