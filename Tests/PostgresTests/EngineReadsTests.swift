@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxPostgres
 import WxPostgresStore
+import WxQueries
 import WxSQLite
 import WxStore
 import WxStoreSQLite
@@ -323,7 +324,7 @@ private func summaryReadings(_ store: any Store) throws -> [String] {
     .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
 struct EngineSumsTests {
     @Test(
-        "with SQLite's kept sums copied over, PostgreSQL reads the same totals and its doctor --deep recount agrees; a tampered group is named as SQLite names it"
+        "with SQLite's kept sums copied over, PostgreSQL reads the same totals, verify and trend answer alike, and its doctor --deep recount agrees; a tampered group is named as SQLite names it"
     )
     func keptSumsAndDeepCheck() throws {
         let sqlite = try #require(try freshStore(.sqlite) as? SQLiteStore)
@@ -343,6 +344,33 @@ struct EngineSumsTests {
         for (a, b) in zip(want, got) where a != b {
             Issue.record("SQLite:     \(a.prefix(600))\nPostgreSQL: \(b.prefix(600))")
         }
+        // What verify and trend make of the reads, the kept sums' and the pairs' alike.
+        let here = try #require(try sqlite.location(named: "Berlin"))
+        let there = try #require(try postgres.location(named: "Berlin"))
+        for variable in ["temperature_2m", "precipitation"].compactMap(Variables.hourlyVariable(named:)) {
+            for grouping in VerifyGrouping.allCases {
+                for (source, model, pairsOnly) in [
+                    (nil, nil, false), ("era5", nil, false), ("Station", "gfs_seamless", false), (nil, nil, true)
+                ] as [(String?, String?, Bool)] {
+                    let options = VerifyOptions(
+                        variable: variable, source: source, grouping: grouping, model: model, pairsOnly: pairsOnly)
+                    let want = try VerifyQuery.verify(sqlite, location: here, options: options)
+                    #expect(!want.rows.isEmpty, "\(variable.name) \(grouping) \(source ?? "-")")
+                    #expect(
+                        try VerifyQuery.verify(postgres, location: there, options: options) == want,
+                        "verify \(variable.name) by \(grouping) \(source ?? "-") \(model ?? "-") pairs only: \(pairsOnly)"
+                    )
+                }
+            }
+            for every in TrendInterval.allCases {
+                let options = TrendOptions(variable: variable, leadHours: 24, every: every)
+                #expect(
+                    try TrendQuery.trend(postgres, location: there, options: options)
+                        == TrendQuery.trend(sqlite, location: here, options: options), "trend \(variable.name) \(every)"
+                )
+            }
+        }
+        #expect("\(try VerifyQuery.checkWholeDays(postgres))" == "\(try VerifyQuery.checkWholeDays(sqlite))")
         // One group's count off by one, in both: both recounts name it alike.
         let tamper =
             "UPDATE verification_summaries SET n = n + 1 WHERE location_id = 1 AND source = 'Station' AND variable = 'temperature_2m' AND model = 'gfs_seamless' AND lead_from_h = 0"
