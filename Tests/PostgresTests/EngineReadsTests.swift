@@ -371,6 +371,28 @@ struct EngineSumsTests {
             }
         }
         #expect("\(try VerifyQuery.checkWholeDays(postgres))" == "\(try VerifyQuery.checkWholeDays(sqlite))")
+        // compare, consistency, runs and forecast (no Equatable on some results: their descriptions).
+        let temperature = try #require(Variables.hourlyVariable(named: "temperature_2m"))
+        for method in CompareMethod.allCases {
+            let options = CompareOptions(variable: temperature, method: method)
+            #expect(
+                "\(try Compare.compare(postgres, location: there, options: options))"
+                    == "\(try Compare.compare(sqlite, location: here, options: options))", "compare \(method)")
+        }
+        for byDay in [false, true] {
+            #expect(
+                "\(try Consistency.consistency(postgres, location: there, variable: temperature, byDay: byDay))"
+                    == "\(try Consistency.consistency(sqlite, location: here, variable: temperature, byDay: byDay))")
+        }
+        let runs = try RunsQuery.runs(sqlite, location: here)
+        #expect(runs.count == 4)
+        #expect(try RunsQuery.runs(postgres, location: there) == runs)
+        for hours: Int64 in [50, 80, 150] {
+            let valid = 1_699_833_600 + hours * 3600
+            #expect(
+                try ForecastHistoryQuery.history(postgres, location: there, validTime: valid, variable: temperature)
+                    == ForecastHistoryQuery.history(sqlite, location: here, validTime: valid, variable: temperature))
+        }
         // One group's count off by one, in both: both recounts name it alike.
         let tamper =
             "UPDATE verification_summaries SET n = n + 1 WHERE location_id = 1 AND source = 'Station' AND variable = 'temperature_2m' AND model = 'gfs_seamless' AND lead_from_h = 0"
