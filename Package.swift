@@ -89,8 +89,8 @@ let package = Package(
         .testTarget(
             name: "PostgresTests",
             dependencies: [
-                "WxPostgres", "WxPostgresStore", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "WxSchemaMigration",
-                "TestSupport"
+                "WxPostgres", "WxPostgresStore", "WxStore", "WxStoreSQLite", "WxSQLite", "WxQueries", "WxCore",
+                "WxSchemaMigration", "TestSupport"
             ]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(

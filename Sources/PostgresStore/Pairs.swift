@@ -25,7 +25,7 @@ extension PostgresEngine {
         """
     /// The view's conditions on a pair.
     static let pairCondition = """
-        h.valid_time - r.issued_at >= 0
+          AND h.valid_time - r.issued_at >= 0
           AND o.source IS DISTINCT FROM 'analysis:' || r.model AND o.source IS DISTINCT FROM 'current:' || r.model
         """
 
@@ -40,8 +40,10 @@ extension PostgresEngine {
             "SELECT r.model, r.issued_at, h.valid_time, h.\(forecastColumn), o.\(observedColumn) " + Self.pairJoin
                 + """
 
-                WHERE r.location_id = $1 AND o.source = $2 AND h.valid_time >= $3 AND h.valid_time < $4
-                  AND ($5::text IS NULL OR r.model = $5::text) AND \(Self.pairCondition)
+                    WHERE r.location_id = $1 AND o.source = $2 AND h.valid_time >= $3 AND h.valid_time < $4
+                      AND ($5::text IS NULL OR r.model = $5::text)
+                """ + "\n" + Self.pairCondition + """
+
                   AND h.\(forecastColumn) BETWEEN $6::float8 AND $7::float8
                   AND o.\(observedColumn) BETWEEN $8::float8 AND $9::float8
                 ORDER BY r.model COLLATE "C", r.issued_at, r.id, h.valid_time
@@ -74,8 +76,10 @@ extension PostgresEngine {
             "SELECT h.valid_time, r.id, r.issued_at, h.\(column), o.\(column) " + Self.pairJoin
                 + """
 
-                WHERE r.location_id = $1 AND o.source = $2 AND r.model = $3 AND h.valid_time >= $4 AND h.valid_time < $5
-                  AND \(Self.pairCondition)
+                    WHERE r.location_id = $1 AND o.source = $2 AND r.model = $3 AND h.valid_time >= $4 AND h.valid_time < $5
+                     
+                """ + "\n" + Self.pairCondition + """
+
                   AND h.valid_time - r.issued_at BETWEEN $6::float8 AND $7::float8 AND h.valid_time - r.issued_at < $8
                   AND h.\(column) BETWEEN $10::float8 AND $11::float8 AND o.\(column) BETWEEN $10::float8 AND $11::float8
                 ORDER BY h.valid_time, abs((h.valid_time - r.issued_at) - $9::float8), r.issued_at, r.id
@@ -101,8 +105,10 @@ extension PostgresEngine {
             "SELECT l.name, r.model, r.issued_at, h.valid_time, h.\(column), o.\(column) " + Self.pairJoin
                 + """
 
-                JOIN locations l ON l.id = r.location_id
-                WHERE r.location_id = $1 AND o.source = $2 AND \(Self.pairCondition)
+                    JOIN locations l ON l.id = r.location_id
+                    WHERE r.location_id = $1 AND o.source = $2
+                """ + "\n" + Self.pairCondition + """
+
                   AND h.\(column) IS NOT NULL AND o.\(column) IS NOT NULL
                   AND ($3::bigint IS NULL OR h.valid_time >= $3::bigint) AND ($4::bigint IS NULL OR h.valid_time < $4::bigint)
                   AND ($5::text IS NULL OR r.model = $5::text) AND h.valid_time - r.issued_at < $6
@@ -138,8 +144,10 @@ extension PostgresEngine {
             """ + "\n" + Self.pairJoin
                 + """
 
-                JOIN locations l ON l.id = r.location_id
-                WHERE r.location_id = $1 AND o.source = $2 AND r.model = $3 AND \(Self.pairCondition)
+                    JOIN locations l ON l.id = r.location_id
+                    WHERE r.location_id = $1 AND o.source = $2 AND r.model = $3
+                """ + "\n" + Self.pairCondition + """
+
                   AND h.\(column) IS NOT NULL AND o.\(column) IS NOT NULL
                   AND ($4::bigint IS NULL OR h.valid_time >= $4::bigint) AND ($5::bigint IS NULL OR h.valid_time < $5::bigint)
                   AND h.valid_time - r.issued_at < $6

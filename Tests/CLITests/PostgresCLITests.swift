@@ -26,6 +26,45 @@ struct PostgresCLITests {
         #expect(migrated.stdout.contains("\(PostgresSchema.migrations.last!.name) (current)"))
     }
 
+    @Test(
+        "doctor --deep recomputes the kept sums from the pairs on PostgreSQL: none yet is ok, a pair without its sums is DIFFERENT and exit 1, nothing changed"
+    )
+    func doctorDeep() async throws {
+        let server = try PostgresServer.shared()
+        let conninfo = server.conninfo(database: try server.createDatabase("cli"))
+        let engine = try PostgresEngine(conninfo: conninfo, now: 0)
+        let box = Sandbox()
+        let empty = await box.run("doctor", "--deep", "--db", conninfo)
+        #expect(empty.code == 0, "\(empty.stderrText)")
+        #expect(empty.stdout.contains("verification sums ok: 0 group(s) match the rows"), "\(empty.stdout)")
+        #expect(empty.stdout.contains("verify by day     ok"), "\(empty.stdout)")
+        // One run hour and the observation at it, stored without the sums a write keeps.
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: nil, timezone: "GMT", models: [], now: 0)
+        let id: PostgresValue = .integer(berlin.id)
+        try engine.db.run(
+            """
+            INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,
+                                       utc_offset_seconds, timezone, content_hash, first_valid_time, last_valid_time, hour_count)
+            VALUES ($1, 1, 'best_match', 1700000000, 'first_fetch', 1700000000, 0, 'GMT', 7, 1700010000, 1700010000, 1)
+            """, [id])
+        try engine.db.run(
+            "INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES ($1, 1, 1700010000, 5.5)",
+            [id])
+        try engine.db.run(
+            "INSERT INTO observations (location_id, source, time, temperature_2m, recorded_at) VALUES ($1, 'era5', 1700010000, 4.0, 0)",
+            [id])
+        let missing = await box.run("doctor", "--deep", "--db", conninfo)
+        #expect(missing.code == 1)
+        #expect(missing.stdout.contains("verification sums DIFFERENT: 1 of 1 group(s)"), "\(missing.stdout)")
+        #expect(missing.stdout.contains("Berlin, best_match, era5, temperature_2m"), "\(missing.stdout)")
+        #expect(missing.stderrText.contains("Error: 1 of 1 verification sum group(s) differ from the stored rows"))
+        let repair = await box.run("doctor", "--repair", "--db", conninfo)
+        #expect(repair.code == 1)
+        #expect(repair.stdout.contains("cannot yet repair the kept sums"), "\(repair.stdout)")
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM verification_summaries") == 0)
+    }
+
     @Test("doctor on another application's database exits 1, names it, and changes nothing")
     func doctorForeign() async throws {
         let server = try PostgresServer.shared()

@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxPostgres
 import WxPostgresStore
+import WxQueries
 import WxSQLite
 import WxStore
 import WxStoreSQLite
@@ -22,8 +23,9 @@ func freshStore(_ engine: StoreEngine, icuLocale: String? = nil) throws -> any S
 }
 
 /// The fixed history both engines hold: two locations; Berlin's two-model response fetched, fetched
-/// again (a repeat), then changed and fetched as a second run; observations of three sources whose
-/// names sort differently bytewise than by a language's collation ("Station" before "era5").
+/// again (a repeat), then changed and imported as a second run; observations of four sources, two
+/// of them with as many hours, whose names sort one way bytewise ("Station" before "alpha", as
+/// SQLite sorts) and the other way by a language's collation.
 private enum History {
     static let t0: Int64 = 1_700_000_000
 
@@ -60,6 +62,8 @@ private enum History {
         for (row, time) in model.hourlyTimes.enumerated() where time >= t0 - 7200 {
             let values = model.hourly.map { column in column?[row].map { $0 + Double(row % 5) * 0.3 - 0.6 } }
             rows.append(("Station", time, values))
+            // As many hours as "Station": the two sort by name, which bytewise puts "Station" first.
+            rows.append(("alpha", time, values.map { $0.map { $0 + 0.1 } }))
             if row % 2 == 0 { rows.append(("era5", time, values.map { $0.map { $0 - 0.25 } })) }
             if row % 3 == 0 { rows.append(("analysis:gfs_seamless", time, values)) }
         }
@@ -249,7 +253,8 @@ struct EngineReadsTests {
         let got = try readings(postgres)
         // The history is rich enough to show something: pairs, repeats, three sources.
         #expect(want.contains { $0.hasPrefix("pairs 1 Station - temperature_2m: [\"") })
-        #expect(want.contains { $0.hasPrefix("sources 1: [\"Station\", \"era5\", \"analysis:gfs_seamless\"") })
+        #expect(
+            want.contains { $0.hasPrefix("sources 1: [\"Station\", \"alpha\", \"era5\", \"analysis:gfs_seamless\"") })
         #expect(want.count == got.count)
         for (a, b) in zip(want, got) where a != b {
             Issue.record("SQLite:     \(a.prefix(600))\nPostgreSQL: \(b.prefix(600))")
@@ -319,7 +324,7 @@ private func summaryReadings(_ store: any Store) throws -> [String] {
     .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
 struct EngineSumsTests {
     @Test(
-        "with SQLite's kept sums copied over, PostgreSQL reads the same totals and its doctor --deep recount agrees; a tampered group is named as SQLite names it"
+        "with SQLite's kept sums copied over, PostgreSQL reads the same totals, verify and trend answer alike, and its doctor --deep recount agrees; a tampered group is named as SQLite names it"
     )
     func keptSumsAndDeepCheck() throws {
         let sqlite = try #require(try freshStore(.sqlite) as? SQLiteStore)
@@ -334,10 +339,59 @@ struct EngineSumsTests {
         #expect(try postgres.checkSums() == expected)
         let want = try summaryReadings(sqlite)
         let got = try summaryReadings(postgres)
-        #expect(want.contains { $0.hasPrefix("totals 1 Station temperature_2m - : [SummaryTotal(") })
+        #expect(want.contains { $0.hasPrefix("totals 1 Station temperature_2m -: [") && $0.contains("SummaryTotal(") })
         #expect(want.count == got.count)
         for (a, b) in zip(want, got) where a != b {
             Issue.record("SQLite:     \(a.prefix(600))\nPostgreSQL: \(b.prefix(600))")
+        }
+        // What verify and trend make of the reads, the kept sums' and the pairs' alike.
+        let here = try #require(try sqlite.location(named: "Berlin"))
+        let there = try #require(try postgres.location(named: "Berlin"))
+        for variable in ["temperature_2m", "precipitation"].compactMap(Variables.hourlyVariable(named:)) {
+            for grouping in VerifyGrouping.allCases {
+                for (source, model, pairsOnly) in [
+                    (nil, nil, false), ("era5", nil, false), ("Station", "gfs_seamless", false), (nil, nil, true)
+                ] as [(String?, String?, Bool)] {
+                    let options = VerifyOptions(
+                        variable: variable, source: source, grouping: grouping, model: model, pairsOnly: pairsOnly)
+                    let want = try VerifyQuery.verify(sqlite, location: here, options: options)
+                    #expect(!want.rows.isEmpty, "\(variable.name) \(grouping) \(source ?? "-")")
+                    #expect(
+                        try VerifyQuery.verify(postgres, location: there, options: options) == want,
+                        "verify \(variable.name) by \(grouping) \(source ?? "-") \(model ?? "-") pairs only: \(pairsOnly)"
+                    )
+                }
+            }
+            for every in TrendInterval.allCases {
+                let options = TrendOptions(variable: variable, leadHours: 24, every: every)
+                #expect(
+                    try TrendQuery.trend(postgres, location: there, options: options)
+                        == TrendQuery.trend(sqlite, location: here, options: options), "trend \(variable.name) \(every)"
+                )
+            }
+        }
+        #expect("\(try VerifyQuery.checkWholeDays(postgres))" == "\(try VerifyQuery.checkWholeDays(sqlite))")
+        // compare, consistency, runs and forecast (no Equatable on some results: their descriptions).
+        let temperature = try #require(Variables.hourlyVariable(named: "temperature_2m"))
+        for method in CompareMethod.allCases {
+            let options = CompareOptions(variable: temperature, method: method)
+            #expect(
+                "\(try Compare.compare(postgres, location: there, options: options))"
+                    == "\(try Compare.compare(sqlite, location: here, options: options))", "compare \(method)")
+        }
+        for byDay in [false, true] {
+            #expect(
+                "\(try Consistency.consistency(postgres, location: there, variable: temperature, byDay: byDay))"
+                    == "\(try Consistency.consistency(sqlite, location: here, variable: temperature, byDay: byDay))")
+        }
+        let runs = try RunsQuery.runs(sqlite, location: here)
+        #expect(runs.count == 4)
+        #expect(try RunsQuery.runs(postgres, location: there) == runs)
+        for hours: Int64 in [50, 80, 150] {
+            let valid = 1_699_833_600 + hours * 3600
+            #expect(
+                try ForecastHistoryQuery.history(postgres, location: there, validTime: valid, variable: temperature)
+                    == ForecastHistoryQuery.history(sqlite, location: here, validTime: valid, variable: temperature))
         }
         // One group's count off by one, in both: both recounts name it alike.
         let tamper =
