@@ -88,7 +88,10 @@ let package = Package(
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(
             name: "PostgresTests",
-            dependencies: ["WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "WxSchemaMigration", "TestSupport"]),
+            dependencies: [
+                "WxPostgres", "WxPostgresStore", "WxStore", "WxCore", "WxSchemaMigration", "WxStoreSQLite", "WxSQLite",
+                "TestSupport"
+            ]),
         .testTarget(name: "StationsTests", dependencies: ["WxStations", "WxCore"]),
         .testTarget(
             name: "CLITests",

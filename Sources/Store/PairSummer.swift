@@ -129,15 +129,6 @@ package struct PairSummer {
         }
     }
 
-    /// Adds one pair given by names, its `2 × count` values as `value(i)` (see the other `add`).
-    package mutating func add(
-        location: Int64, model: String, source: String, issued: Int64, valid: Int64, value: (Int) -> Double?
-    ) throws {
-        try add(
-            location: location, model: nameIndex(model), source: nameIndex(source), issued: issued, valid: valid,
-            value: value)
-    }
-
     /// Moves the groups summed so far into `delta`.
     package mutating func flush(into delta: inout SumsDelta) {
         for (key, base) in pending {

@@ -22,7 +22,7 @@ public protocol Store: AnyObject {
         name: String, latitude: Double, longitude: Double, elevation: Double?,
         timezone: String, models: [String], now: Int64
     ) throws -> Location
-    /// The location of that name (names match case-insensitively), or nil.
+    /// The location of exactly that name (as saved: "Berlin" is not "berlin"), or nil.
     func location(named name: String) throws -> Location?
     /// The location of that name, or `LocationError.unknown` with the names there are.
     func requireLocation(named name: String) throws -> Location

@@ -1,0 +1,93 @@
+// The fetch log and prune on PostgreSQL, as the SQLite engine writes them
+// (StoreSQLite/ForecastRuns.swift, Summaries.swift).
+import WxCore
+import WxPostgres
+import WxStore
+
+extension PostgresEngine {
+    /// Records one attempt in the fetch log (location 0 when none can be named); a server's reason
+    /// quoted in `error` is stored escaped, as it would be printed.
+    public func logFetch(
+        _ fetch: FetchRecord, locationID: Int64?, model: String?, outcome: String, runID: Int64?, error: String?
+    ) throws {
+        try inTransaction {
+            let location = locationID ?? 0
+            let id: Int64
+            if location == 0 {
+                // No counter row for "no location": the next id under the same lock the counters use.
+                try db.lockForTransaction(Self.lockKey(0))
+                id = try db.scalarInt("SELECT coalesce(max(id), 0) + 1 FROM fetch_log WHERE location_id = 0") ?? 1
+            } else {
+                id = try nextID(.fetch, location: location)
+            }
+            try db.run(
+                """
+                INSERT INTO fetch_log (location_id, id, attempted_at, model, origin, outcome, http_status, error, duration_ms, run_id, request, api_weight)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                """,
+                [
+                    .integer(location), .integer(id), .integer(fetch.fetchedAt), model.postgresValue,
+                    .text(fetch.origin.rawValue), .text(outcome), fetch.httpStatus.map { Int64($0) }.postgresValue,
+                    error.map { $0.escapingControls() }.postgresValue,
+                    fetch.durationMilliseconds.map { Int64($0) }.postgresValue, runID.postgresValue,
+                    fetch.request.postgresValue, fetch.apiWeight.postgresValue
+                ])
+        }
+    }
+
+    /// Records a failed attempt (its own small transaction, so it survives the failure it describes).
+    public func logFailure(_ fetch: FetchRecord, locationID: Int64?, model: String?, error: String) throws {
+        try logFailures(fetch, for: [(locationID, model)], error: error)
+    }
+
+    /// Records one failed attempt for several locations and models (a batched request) in one
+    /// transaction of its own; a location removed meanwhile has no log left to write to.
+    public func logFailures(_ fetch: FetchRecord, for targets: [(locationID: Int64?, model: String?)], error: String)
+        throws
+    {
+        try db.transaction {
+            for target in targets {
+                if let id = target.locationID,
+                    try db.scalarInt("SELECT count(*) FROM locations WHERE id = $1", [.integer(id)]) != 1
+                {
+                    continue
+                }
+                try logFetch(
+                    fetch, locationID: target.locationID, model: target.model, outcome: "failed", runID: nil,
+                    error: error)
+            }
+        }
+    }
+
+    /// Removes the hourly and daily rows of up to `limit` runs issued before `cutoff` (never a
+    /// location and model's latest run, which the next fetch continues), oldest first, in one
+    /// transaction under their locations' locks; the runs stay, marked pruned, and so do their
+    /// pairs' sums. Nil when there is nothing left to prune.
+    public func pruneBatch(issuedBefore cutoff: Int64, now: Int64, limit: Int) throws -> PruneBatch? {
+        try db.transaction { () -> PruneBatch? in
+            let runs = try db.rows(
+                """
+                SELECT r.location_id, r.id FROM forecast_runs r
+                WHERE r.issued_at < $1::bigint AND r.pruned_at IS NULL
+                  AND EXISTS (SELECT 1 FROM forecast_runs n
+                              WHERE n.location_id = r.location_id AND n.model = r.model
+                                AND (n.issued_at > r.issued_at OR (n.issued_at = r.issued_at AND n.id > r.id)))
+                ORDER BY r.location_id, r.id LIMIT $2
+                """, [.integer(cutoff), .integer(Int64(limit))]
+            ) { (location: $0.int64(0), id: $0.int64(1)) }
+            if runs.isEmpty { return nil }
+            // In location order, as every other write takes one location's lock: no deadlock.
+            for location in Set(runs.map(\.location)).sorted() { try db.lockForTransaction(Self.lockKey(location)) }
+            var batch = PruneBatch(runs: runs.count)
+            for run in runs {
+                let key: [PostgresValue] = [.integer(run.location), .integer(run.id)]
+                batch.hourlyRows += try db.run(
+                    "DELETE FROM hourly_forecasts WHERE location_id = $1 AND run_id = $2", key)
+                batch.dailyRows += try db.run("DELETE FROM daily_forecasts WHERE location_id = $1 AND run_id = $2", key)
+                try db.run(
+                    "UPDATE forecast_runs SET pruned_at = $3 WHERE location_id = $1 AND id = $2", key + [.integer(now)])
+            }
+            return batch
+        }
+    }
+}
