@@ -157,8 +157,9 @@ class Postgres:
         cycle of the same locations through the replay server."""
         b, d = self.b, self.d
         scale = d.scale
-        n = 100 if self.quick else 1000
-        days = 2 if self.quick else 7
+        # WXDB_BENCH_PG_LOCATIONS / WXDB_BENCH_PG_DAYS change the size (e.g. 1,000 x 2 days beside --quick).
+        n = int(os.environ.get("WXDB_BENCH_PG_LOCATIONS") or (100 if self.quick else 1000))
+        days = int(os.environ.get("WXDB_BENCH_PG_DAYS") or (2 if self.quick else 7))
         lite = os.path.join(b.work, "pg-many-%d-%d.sqlite" % (n, days))
         end = int(time.time()) // 10800 * 10800 - 86400
         s = scale.Scale(b, d, n, days)
@@ -172,7 +173,8 @@ class Postgres:
             return self.failed("wxdb copy SQLite -> PostgreSQL, %s locations x %d days" % (f"{n:,}", days), copy)
         rows = c["runs"] + c["hours"] + c["days"] + c["log"] + c["obs"]
         self.row("wxdb copy SQLite -> PostgreSQL, %s locations x %d days (%s rows), rows/s" % (f"{n:,}", days, f"{rows:,}"),
-                 d.rate(rows, copy), "", "", "", None)
+                 d.rate(rows, copy), "peak RSS %s" % d.mb(copy.rss_kb), "", "", None)
+        self.bytes_per_value(pg, lite, c)
         # query verify over 50 locations, each a whole process, on both engines.
         names = ["S%04d" % (1 + i * n // 50) for i in range(50)]
         times = {"pg": [], "lite": []}

@@ -361,6 +361,11 @@ WHERE h.valid_time - r.issued_at >= 0
 -- compactly. Laid out for Citus as 0001's tables: location_id first in every key, run ids counted
 -- per location (location_counters.next_ensemble_run_id), members joined to their run on
 -- (location_id, run_id).
+-- On Citus, one connection per worker for this migration's DDL, from here on: run in parallel, the ALTER
+-- of the distributed location_counters below makes Citus refuse to distribute the new tables in the same
+-- transaction ("cannot distribute ... in sequential mode because a parallel query was executed"). On a
+-- PostgreSQL without Citus the setting is an unused placeholder for this transaction only.
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 ALTER TABLE location_counters ADD COLUMN next_ensemble_run_id bigint NOT NULL DEFAULT 1;
 
 -- One row per distinct ensemble forecast of a location and model: fetching the same content again
