@@ -15,10 +15,11 @@ let package = Package(
         .executable(name: "wxdb-replay", targets: ["wxdb-replay"])
     ],
     targets: [
+        // SQLite's header only: libsqlite3 is opened with dlopen when wxdb first opens a SQLite file
+        // (Sources/CSQLite/shim.h), so a start that opens none (--version, --help, PostgreSQL) skips it.
         .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
-            pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .systemLibrary(

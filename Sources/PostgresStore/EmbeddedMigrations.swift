@@ -5,7 +5,7 @@ import WxSchemaMigration
 extension PostgresSchema {
     /// Every migration in Migrations/postgresql/, in order, as this build carries them.
     public static let migrations: [SchemaMigration] = [
-        SchemaMigration(name: "0001_initial_schema", sql: #"""
+        SchemaMigration(name: "0001_initial_schema", checksum: "b2aab46522b59957", sql: #"""
 -- wxdb's schema on PostgreSQL: the SQLite schema as of its migration 0012 (Migrations/*.sql),
 -- laid out so that Citus can spread it over machines by location. Instants are bigint UTC unix
 -- seconds and values double precision, exactly as SQLite stores them, so both engines give the
@@ -296,7 +296,7 @@ WHERE h.valid_time - r.issued_at >= 0
   -- A model's own past hours are not a truth to score it against.
   AND o.source IS DISTINCT FROM 'analysis:' || r.model;
 """#),
-        SchemaMigration(name: "0002_direction_sums_current_per_model_ensembles", sql: #"""
+        SchemaMigration(name: "0002_direction_sums_current_per_model_ensembles", checksum: "f39585bb497214ee", sql: #"""
 -- The PostgreSQL schema brought level with SQLite's migrations 0013 and 0014 (Migrations/*.sql).
 --
 -- Issue #25 §4, mean directions (SQLite 0013): each summary group of a direction also keeps Σsin

@@ -4,15 +4,24 @@
 public struct SchemaMigration: Sendable, Equatable {
     public let name: String
     public let sql: String
+    /// A checksum of the SQL text, recorded when the migration is applied, so an edited
+    /// migration is noticed instead of silently diverging from databases already migrated.
+    public let checksum: String
+
     public init(name: String, sql: String) {
-        self.name = name
-        self.sql = sql
+        self.init(name: name, checksum: Self.checksum(of: sql), sql: sql)
     }
 
-    /// A checksum of the SQL text (64-bit FNV-1a, 16 hex digits), recorded when the migration is
-    /// applied, so an edited migration is noticed instead of silently diverging from databases
-    /// already migrated.
-    public var checksum: String {
+    /// A migration whose checksum was computed ahead (Scripts/embed-migrations writes them, so an open
+    /// does not hash the whole schema's SQL again; a test checks each against ``checksum(of:)``).
+    public init(name: String, checksum: String, sql: String) {
+        self.name = name
+        self.sql = sql
+        self.checksum = checksum
+    }
+
+    /// FNV-1a (64 bits) of the SQL's UTF-8 bytes, as 16 lower-case hex digits.
+    public static func checksum(of sql: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in sql.utf8 {
             hash ^= UInt64(byte)

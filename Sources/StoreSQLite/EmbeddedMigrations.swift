@@ -5,7 +5,7 @@ import WxSQLite
 extension Schema {
     /// Every migration in Migrations/, in order, as this build carries them.
     public static let migrations: [Migration] = [
-        Migration(name: "0001_initial_schema", sql: #"""
+        Migration(name: "0001_initial_schema", checksum: "732c73fb4561d6b4", sql: #"""
 -- wxdb's first schema. Instants are integer UTC unix seconds; values are Open-Meteo's metric
 -- units (°C, %, mm, hPa, km/h, degrees, WMO code). A NULL value means the response had none.
 
@@ -121,7 +121,7 @@ CREATE TABLE observations (
     PRIMARY KEY (location_id, time, source)
 ) STRICT, WITHOUT ROWID;
 """#),
-        Migration(name: "0002_pair_views", sql: #"""
+        Migration(name: "0002_pair_views", checksum: "1e62e4efaf58ccf4", sql: #"""
 -- Views for the joins wxdb's queries use, so sqlite3 and Datasette users get the same answers.
 -- CROSS JOIN fixes the join order (location -> its runs -> their hours -> the observation at each
 -- hour): left to choose, SQLite may drive from observations into every later run, which grows with
@@ -186,13 +186,13 @@ CROSS JOIN hourly_forecasts h ON h.run_id = r.id
 CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
 WHERE h.valid_time - r.issued_at >= 0;
 """#),
-        Migration(name: "0003_fetch_log_weight", sql: #"""
+        Migration(name: "0003_fetch_log_weight", checksum: "3955a01b58130084", sql: #"""
 -- The share of Open-Meteo's weighted call count each fetch-log row stands for, so wxdb can add
 -- up what it used in the current minute, hour and day and stay inside the free API's limits.
 ALTER TABLE fetch_log ADD COLUMN api_weight REAL;
 CREATE INDEX fetch_log_by_time ON fetch_log(attempted_at);
 """#),
-        Migration(name: "0004_verification_summaries", sql: #"""
+        Migration(name: "0004_verification_summaries", checksum: "0bb84c53e00b5573", sql: #"""
 -- What `wxdb prune` keeps of the runs whose hourly rows it removes: the partial sums of each
 -- (location, model, observation source, variable, lead bucket, valid day in the location's time
 -- zone), so `query verify`
@@ -229,7 +229,7 @@ CREATE TABLE verification_summaries (
 -- When a run's hourly and daily rows were folded into verification_summaries and removed.
 ALTER TABLE forecast_runs ADD COLUMN pruned_at INTEGER;
 """#),
-        Migration(name: "0005_run_content_hashes", sql: #"""
+        Migration(name: "0005_run_content_hashes", checksum: "c3b0bbdaaa239493", sql: #"""
 -- Every content hash a run has had: its first response's and each later response recognised as
 -- the same model run (a moved window, another UTC offset, an older copy), so re-fetching or
 -- re-importing any response already seen is recognised at once, even after `wxdb prune` removed
@@ -247,7 +247,7 @@ CREATE INDEX run_content_hashes_by_run ON run_content_hashes(run_id);
 INSERT OR IGNORE INTO run_content_hashes (location_id, model, content_hash, run_id)
 SELECT location_id, model, content_hash, id FROM forecast_runs;
 """#),
-        Migration(name: "0006_summary_spans", sql: #"""
+        Migration(name: "0006_summary_spans", checksum: "35907b116ce6f413", sql: #"""
 -- The instants each verification summary's day covered when prune wrote it ([valid_from, valid_to)),
 -- so a summary keeps meaning the same hours after its location's time zone changes. Rows written
 -- before this migration have NULL here until 'locations set --timezone' fills them from the old zone;
@@ -255,7 +255,7 @@ SELECT location_id, model, content_hash, id FROM forecast_runs;
 ALTER TABLE verification_summaries ADD COLUMN valid_from INTEGER;
 ALTER TABLE verification_summaries ADD COLUMN valid_to INTEGER;
 """#),
-        Migration(name: "0008_readable_view_times", sql: #"""
+        Migration(name: "0008_readable_view_times", checksum: "2f38e87aa974790d", sql: #"""
 -- The views again, with ISO 8601 UTC text beside each integer instant (issued_at_utc, fetched_at_utc,
 -- valid_time_utc), so people browsing with sqlite3 or Datasette can read the times. Views only:
 -- no stored row changes, and wxdb's own queries still read the integers.
@@ -323,7 +323,7 @@ CROSS JOIN hourly_forecasts h ON h.run_id = r.id
 CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
 WHERE h.valid_time - r.issued_at >= 0;
 """#),
-        Migration(name: "0009_single_run_kinds", sql: #"""
+        Migration(name: "0009_single_run_kinds", checksum: "3b5002c37a7f86cb", sql: #"""
 -- Runs loaded from Open-Meteo's Single Runs API (`wxdb backfill`) are ordinary runs; only how
 -- their issue time was known differs. forecast_runs.issued_at_source gains 'single_run' (the run
 -- asked for by its initialisation time), and fetch_log.origin gains 'single_run' (a request to the
@@ -455,7 +455,7 @@ CROSS JOIN hourly_forecasts h ON h.run_id = r.id
 CROSS JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
 WHERE h.valid_time - r.issued_at >= 0;
 """#),
-        Migration(name: "0010_sums_at_write_time", sql: #"""
+        Migration(name: "0010_sums_at_write_time", checksum: "f98e264200c89b63", sql: #"""
 -- verification_summaries now holds the partial sums of every pair, kept current as runs and
 -- observations are stored (not only what prune folded in), so `query verify` reads one row per
 -- (location, model, source, variable, lead bucket, local day) instead of every pair.
@@ -516,7 +516,7 @@ ALTER TABLE verification_summaries_0010 RENAME TO verification_summaries;
 CREATE TABLE verification_sums_pending (id INTEGER PRIMARY KEY CHECK (id = 1)) STRICT;
 INSERT INTO verification_sums_pending (id) VALUES (1);
 """#),
-        Migration(name: "0011_day_ordered_sums_and_lookup_indexes", sql: #"""
+        Migration(name: "0011_day_ordered_sums_and_lookup_indexes", checksum: "0f92551aa8a157ac", sql: #"""
 -- Written where they are read, and read where they are written.
 --
 -- verification_summaries keyed by day before lead bucket: the rows an hour of new observations
@@ -580,7 +580,7 @@ CREATE INDEX forecast_runs_by_window_end ON forecast_runs(location_id, model, la
 -- by every query) come from this narrow index instead of every observation row.
 CREATE INDEX observations_by_source ON observations(location_id, source, time);
 """#),
-        Migration(name: "0012_analysis_per_model_and_whole_hour_instants", sql: #"""
+        Migration(name: "0012_analysis_per_model_and_whole_hour_instants", checksum: "ebfc5eec6948854f", sql: #"""
 -- Issue #25: analysis kept per model, and true instants at UTC offsets that are not whole hours.
 --
 -- 1. 'analysis' observations were the past hours of whichever model a response listed first, so a
@@ -649,7 +649,7 @@ INSERT OR IGNORE INTO migration_0012_pending (location_id)
     UNION SELECT DISTINCT location_id FROM forecast_runs WHERE utc_offset_seconds % 3600 != 0
     UNION SELECT DISTINCT location_id FROM observations WHERE source = 'era5' AND time % 3600 != 0;
 """#),
-        Migration(name: "0013_direction_sums_and_current_per_model", sql: #"""
+        Migration(name: "0013_direction_sums_and_current_per_model", checksum: "4d519a6a70cc278a", sql: #"""
 -- Issue #25 §4: mean directions. The kept sums held Σf and Σo of wind directions, whose quotient is
 -- no mean direction (350° and 10° average to 180°), so verify showed no mean forecast or observed
 -- direction. Each summary group of a direction now also keeps Σsin and Σcos of the forecast and
@@ -720,7 +720,7 @@ WHERE h.valid_time - r.issued_at >= 0
   AND o.source IS NOT 'analysis:' || r.model
   AND o.source IS NOT 'current:' || r.model;
 """#),
-        Migration(name: "0014_ensemble_members", sql: #"""
+        Migration(name: "0014_ensemble_members", checksum: "e13b03dde753652f", sql: #"""
 -- Ensemble runs (issue 31): every member of a run of an Open-Meteo ensemble model, kept compactly.
 -- One row per distinct ensemble forecast of a location and model: fetching the same content again
 -- adds a fetch_log row, not a run (content_hash), as forecast_runs does for deterministic models.
@@ -753,7 +753,7 @@ CREATE TABLE ensemble_values (
     PRIMARY KEY (run_id, variable)
 ) STRICT;
 """#),
-        Migration(name: "0015_ensemble_sums", sql: #"""
+        Migration(name: "0015_ensemble_sums", checksum: "9124561c5c3cfdbd", sql: #"""
 -- Ensemble sums kept at write time (issue 31): verify, compare's headline scores and the report read
 -- one row per (location, source, variable, model, local valid day, lead bucket) instead of every
 -- member of every run, and prune can delete a run's members while its scores stay.

@@ -50,6 +50,20 @@ struct StoreTests {
         }
     }
 
+    @Test("each embedded migration carries the checksum of its own SQL")
+    func embeddedChecksumsMatchTheirSQL() {
+        // Scripts/embed-migrations computes them; a wrong one would refuse every database as edited.
+        for migration in Schema.migrations {
+            #expect(
+                migration.checksum == Migration.checksum(of: migration.sql),
+                "\(migration.name)'s carried checksum differs from its SQL's: run Scripts/embed-migrations")
+        }
+        // FNV-1a's published values for "" and "a": databases already record checksums made this way.
+        #expect(Migration.checksum(of: "") == "cbf29ce484222325")
+        #expect(Migration.checksum(of: "a") == "af63dc4c8601ec8c")
+        #expect(Migration(name: "0001_x", sql: "a").checksum == "af63dc4c8601ec8c")
+    }
+
     @Test("a database recording an unknown migration is refused by name and left byte-for-byte")
     func refusesNewerDatabase() throws {
         let path = temporaryDatabase()
