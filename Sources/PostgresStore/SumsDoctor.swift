@@ -26,12 +26,6 @@ extension PostgresEngine {
         return check
     }
 
-    /// The pairs' columns: keys, then every hourly forecast, then every observation.
-    static let pairColumns =
-        "r.location_id, r.model, o.source, r.issued_at, h.valid_time, "
-        + Variables.hourlyNames.map { "h.\($0)" }.joined(separator: ", ") + ", "
-        + Variables.hourlyNames.map { "o.\($0)" }.joined(separator: ", ")
-
     func checkSums(ofLocation location: Int64, name: String, timezone: String, into check: inout SumsCheck) throws {
         // libpq reads one statement at a time: the persistence references are looked up in the
         // location's observations held here, not by a query in the middle of the pairs' stream.
@@ -45,8 +39,8 @@ extension PostgresEngine {
             [.integer(location), .integer(LeadRule.maxSeconds)]
         ) { row in
             try summer.add(
-                location: row.int64(0), model: row.string(1), source: row.string(2), issued: row.int64(3),
-                valid: row.int64(4)
+                location: row.int64(0), model: summer.nameIndex(row.string(1)), source: summer.nameIndex(row.string(2)),
+                issued: row.int64(3), valid: row.int64(4)
             ) { row.optionalDouble(5 + $0) }
         }
         var expected = SumsDelta()
