@@ -70,8 +70,9 @@ enum IngestCommand {
         options.forecastDays = args.forecastDays ?? 16
         options.pastDays = args.pastDays ?? 1
         let store = try args.database.open(context)
-        // One ingest at a time per database: a second one waits, then gives up with a message.
-        let lock = try ProcessLock(databasePath: store.path, timeout: args.wait ?? 300)
+        // One ingest at a time per SQLite file: a second one waits, then gives up with a message. On
+        // PostgreSQL the writes take the location's advisory lock in the database instead (no file).
+        let lock = store is SQLiteStore ? try ProcessLock(databasePath: store.path, timeout: args.wait ?? 300) : nil
         defer { withExtendedLifetime(lock) {} }
         var locations = try store.locations()
         if !args.locations.isEmpty {

@@ -1,7 +1,8 @@
 // `wxdb doctor --deep` on PostgreSQL: the kept sums recomputed from the stored pairs with the
 // engine-neutral folding both engines share (WxStore's PairSummer), and compared by WxStore's
 // SumsAudit, as on SQLite (Sources/StoreSQLite/SumsDoctor.swift). One read-only snapshot
-// (REPEATABLE READ) for the whole check, so writers running meanwhile cannot make it see half a run.
+// (REPEATABLE READ) for the whole check, so writers running meanwhile cannot make it see half a run;
+// a repair holds each location's advisory lock instead.
 import WxCore
 import WxPostgres
 import WxStore
@@ -9,24 +10,29 @@ import WxStore
 extension PostgresEngine {
     /// Recomputes the sums of every group whose runs are all still stored (none pruned) from the
     /// rows and compares them with `verification_summaries`: counts exactly, sums to 1e-9 of their
-    /// size. Rewriting differing groups (`repair`) is not done on PostgreSQL yet: refused first.
+    /// size. With `repair`, differing groups are rewritten from the rows in one transaction, each
+    /// location under its advisory lock (no write of it can add sums meanwhile).
     public func checkSums(repair: Bool) throws -> SumsCheck {
-        if repair { throw PostgresStoreGap(operation: "repair the kept sums (doctor --repair)") }
         var check = SumsCheck()
         try db.transaction {
-            _ = try db.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            if !repair { _ = try db.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY") }
             let locations = try db.rows("SELECT id, name, timezone FROM locations ORDER BY id") {
                 (id: $0.int64(0), name: $0.string(1), timezone: $0.string(2))
             }
             for location in locations {
-                try checkSums(ofLocation: location.id, name: location.name, timezone: location.timezone, into: &check)
+                if repair { try db.lockForTransaction(Self.lockKey(location.id)) }
+                try checkSums(
+                    ofLocation: location.id, name: location.name, timezone: location.timezone, repair: repair,
+                    into: &check)
             }
         }
         check.differing.sort()
         return check
     }
 
-    func checkSums(ofLocation location: Int64, name: String, timezone: String, into check: inout SumsCheck) throws {
+    func checkSums(
+        ofLocation location: Int64, name: String, timezone: String, repair: Bool, into check: inout SumsCheck
+    ) throws {
         // libpq reads one statement at a time: the persistence references are looked up in the
         // location's observations held here, not by a query in the middle of the pairs' stream.
         let observations = try ObservationHistory(db: db, location: location)
@@ -38,10 +44,9 @@ extension PostgresEngine {
                 + " WHERE r.location_id = $1 AND h.valid_time - r.issued_at >= 0 AND h.valid_time - r.issued_at < $2",
             [.integer(location), .integer(LeadRule.maxSeconds)]
         ) { row in
-            let model = summer.nameIndex(row.string(1))
-            let source = summer.nameIndex(row.string(2))
             try summer.add(
-                location: row.int64(0), model: model, source: source, issued: row.int64(3), valid: row.int64(4)
+                location: row.int64(0), model: summer.nameIndex(row.string(1)), source: summer.nameIndex(row.string(2)),
+                issued: row.int64(3), valid: row.int64(4)
             ) { row.optionalDouble(5 + $0) }
         }
         var expected = SumsDelta()
@@ -65,7 +70,24 @@ extension PostgresEngine {
             pruned: { model, from, to in
                 try self.prunedRuns(validBetween: from, and: to, locationID: location, model: model) > 0
             },
-            repair: nil)
+            repair: !repair
+                ? nil
+                : { key, fresh in
+                    _ = try self.db.run(
+                        """
+                        DELETE FROM verification_summaries WHERE location_id = $1 AND source = $2 AND variable = $3
+                          AND model = $4 AND lead_from_h = $5 AND valid_from = $6
+                        """,
+                        [
+                            .integer(location), .text(key.source), .text(key.variable), .text(key.model),
+                            .integer(Int64(key.leadFrom)), .integer(key.validFrom)
+                        ])
+                    if let (freshKey, group) = fresh {
+                        var delta = SumsDelta()
+                        delta.groups[freshKey] = group
+                        try self.applySums(delta)
+                    }
+                })
     }
 }
 
