@@ -272,11 +272,11 @@ struct CompareSizeTests {
         func days(_ shift: Double) -> [DailyDifference] {
             noise.enumerated().map { DailyDifference(day: Int64($0.offset), sum: 6 * ($0.element - shift), hours: 6) }
         }
-        // The smallest shift whose own p is below 2%: between 1 and 2%, so Holm's 18 × p is above 5%.
+        // The smallest shift whose own p is below 0.4%: above 0.28%, so Holm's 18 × p is above 5%.
         var shift = 0.0
-        while (DailyDifferenceTest(daily: days(shift)).pValue ?? 1) >= 0.02 { shift += 0.002 }
+        while (DailyDifferenceTest(daily: days(shift)).pValue ?? 1) >= 0.004 { shift += 0.0005 }
         let own = try #require(DailyDifferenceTest(daily: days(shift)).pValue)
-        #expect(own > 0.01)
+        #expect(own > 0.0028)
         let options = CompareOptions(variable: Variables.hourlyVariable(named: "temperature_2m")!, method: .hac)
         var rows = TwoModelErrors.buckets.map {
             Compare.row(bucket: $0, days: days(shift), hours: 360, mae: (0, 0), rmse: (0, 0), options: options)
@@ -290,7 +290,9 @@ struct CompareSizeTests {
                 row.better == "a",
                 "\(row.leadFromHours) h: p \(String(describing: row.pValue)), adjusted \(String(describing: row.pAdjusted))"
             )
-            #expect(abs(try #require(row.pAdjusted) - own) < 0.005)
+            // The estimated correlation is shrunk towards independence (by 18 / 48 here), so the joint
+            // p is above the own p, but below the level where Holm's 18 × p is not.
+            #expect(try #require(row.pAdjusted) < 0.05)
         }
     }
 
@@ -332,7 +334,7 @@ struct CompareSizeTests {
         let daily = [bucket(0.9), bucket(0.9), bucket(0)]
         let r = JointDifferenceTest.longRunCorrelation(daily: daily, means: [0, 0, 0])
         #expect(r[0][0] == 1 && r[0][1] == r[1][0])
-        #expect(r[0][1] > 0.8, "\(r[0][1])")
+        #expect(r[0][1] > 0.75, "\(r[0][1])")
         #expect(abs(r[0][2]) < 0.3 && abs(r[1][2]) < 0.3, "\(r[0][2]) \(r[1][2])")
         let factor = JointDifferenceTest.cholesky(r)
         for a in 0..<3 {
@@ -385,12 +387,17 @@ struct CompareSizeTests {
                 seed += 1
             }
         }
-        lines += [
-            "",
-            "| days | errors | method | B's MAE 0.3 °C worse at 0–48 h: A named better there (joint verdict) | the same with Holm | joint verdict per bucket 0–6 h, 6–12 h, 12–24 h, 1–2 d | false verdicts elsewhere | oracle (true SE): A found at 0–48 h, own 5% / Holm / max-t | oracle per bucket 0–6 h … 1–2 d, own 5% |",
-            "|---|---|---|---|---|---|---|---|---|"
-        ]
-        for days in [52, 120] {
+        // WXDB_MONTE_CARLO_PARTS=size: the size table only.
+        let sizeOnly = ProcessInfo.processInfo.environment["WXDB_MONTE_CARLO_PARTS"] == "size"
+        lines +=
+            sizeOnly
+            ? []
+            : [
+                "",
+                "| days | errors | method | B's MAE 0.3 °C worse at 0–48 h: A named better there (joint verdict) | the same with Holm | joint verdict per bucket 0–6 h, 6–12 h, 12–24 h, 1–2 d | false verdicts elsewhere | oracle (true SE): A found at 0–48 h, own 5% / Holm / max-t | oracle per bucket 0–6 h … 1–2 d, own 5% |",
+                "|---|---|---|---|---|---|---|---|---|"
+            ]
+        for days in sizeOnly ? [] : [52, 120] {
             for tau in [nil, 24.0, 120.0] {
                 for method in [CompareMethod.hac, .hln] {
                     let rates = CompareRates.run(

@@ -217,6 +217,25 @@ struct VerifyIntervalTests {
         #expect(b > 3, "persistent \(b)")
     }
 
+    @Test("the Politis–White block length the Monte Carlo compares: 1 for independent days, longer for AR(1) days")
+    func politisWhite() {
+        var random = NormalSource(state: 12)
+        let independent = (0..<120).map { _ in random.normal() }
+        var x = 0.0
+        let persistent = (0..<120).map { _ -> Double in
+            x = 0.7 * x + random.normal()
+            return x
+        }
+        #expect(DayBootstrap.politisWhite(independent) < 1.5)
+        let length = DayBootstrap.politisWhite(persistent)
+        // AR(1) at 0.7: (2ρ / (1 − ρ²))^{2/3} n^{1/3} ≈ 9.7.
+        #expect(length > 4 && length < 15, "\(length)")
+        // A gap (NaN) is skipped, not taken for a value.
+        var gapped = persistent
+        gapped[40] = .nan
+        #expect(DayBootstrap.politisWhite(gapped).isFinite)
+    }
+
     @Test("95% intervals cover the true scores (cheap sample: 60 repetitions)")
     func coverageQuick() {
         let coverage = Coverage.run(KnownDays(days: 40), repetitions: 60, resamples: 200, seed: 21)
