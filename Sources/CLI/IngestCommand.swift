@@ -68,7 +68,9 @@ enum IngestCommand {
         options.pastDays = args.pastDays ?? 1
         let store = try args.database.open(context)
         // One ingest at a time per database: a second one waits, then gives up with a message.
-        let lock = try ProcessLock(databasePath: store.path, timeout: args.wait ?? 300)
+        // On PostgreSQL there is no file to lock beside: each location's writes take its advisory lock
+        // in the database, so several ingests (`--shard`, other machines) run at once.
+        let lock = store is SQLiteStore ? try ProcessLock(databasePath: store.path, timeout: args.wait ?? 300) : nil
         defer { withExtendedLifetime(lock) {} }
         var locations = try store.locations()
         if !args.locations.isEmpty {
