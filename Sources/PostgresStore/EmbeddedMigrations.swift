@@ -303,6 +303,13 @@ WHERE h.valid_time - r.issued_at >= 0
 -- and Σcos of the forecast and observed angles, and direction_n, the pairs they hold. Nothing was
 -- summed on PostgreSQL before this migration (the engine kept no sums at 0001), so no group needs
 -- filling from its pairs afterwards, unlike SQLite's migration_0013_pending.
+
+-- On Citus, one connection per worker for this migration's DDL, from its first statement: run in
+-- parallel, the ALTERs of the distributed verification_summaries and location_counters make Citus
+-- refuse to distribute the new tables in the same transaction ("cannot distribute ... in sequential
+-- mode because a parallel query was executed"). On a PostgreSQL without Citus the setting is an
+-- unused placeholder for this transaction only.
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 ALTER TABLE verification_summaries ADD COLUMN direction_n bigint;
 ALTER TABLE verification_summaries ADD COLUMN sum_sin_f double precision;
 ALTER TABLE verification_summaries ADD COLUMN sum_cos_f double precision;
@@ -361,11 +368,6 @@ WHERE h.valid_time - r.issued_at >= 0
 -- compactly. Laid out for Citus as 0001's tables: location_id first in every key, run ids counted
 -- per location (location_counters.next_ensemble_run_id), members joined to their run on
 -- (location_id, run_id).
--- On Citus, one connection per worker for this migration's DDL, from here on: run in parallel, the ALTER
--- of the distributed location_counters below makes Citus refuse to distribute the new tables in the same
--- transaction ("cannot distribute ... in sequential mode because a parallel query was executed"). On a
--- PostgreSQL without Citus the setting is an unused placeholder for this transaction only.
-SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 ALTER TABLE location_counters ADD COLUMN next_ensemble_run_id bigint NOT NULL DEFAULT 1;
 
 -- One row per distinct ensemble forecast of a location and model: fetching the same content again
