@@ -135,11 +135,19 @@ struct HostileLocalTests {
         // A fifo: written in place for the reader at its other end.
         let fifo = folder + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
-        let reader = Task.detached { FileHandle(forReadingAtPath: fifo)?.readDataToEndOfFile() ?? Data() }
+        // The reader gets a thread of its own: `Self.run` blocks this one, and a Task could wait for a
+        // pool thread that every other blocked test holds (the export would then wait for its reader forever).
+        let read = FifoRead()
+        let reader = Thread {
+            read.data = FileHandle(forReadingAtPath: fifo)?.readDataToEndOfFile() ?? Data()
+            read.done.signal()
+        }
+        reader.start()
         let toFifo = try Self.run(
             ["--db", box.db, "export", "observations", "--output", fifo], environment: box.environment)
         #expect(toFifo.status == 0, "\(toFifo.stderr)")
-        #expect(String(decoding: try await reader.value, as: UTF8.self).contains("2026-07-01T00:00:00Z"))
+        read.done.wait()
+        #expect(String(decoding: read.data, as: UTF8.self).contains("2026-07-01T00:00:00Z"))
         #expect(Self.fileID(fifo)?.kind == S_IFIFO)
         guard geteuid() == 0 else { return }
         // Device nodes (root only): a null device stays a device; a disk is refused.
@@ -311,4 +319,10 @@ struct HostileLocalTests {
             #expect(result.stdout.contains("removed 1 left by killed writers"), "\(result.stdout)")
         }
     }
+}
+
+/// What the fifo's reader thread read; `done` is signalled once `data` is set.
+private final class FifoRead: @unchecked Sendable {
+    var data = Data()
+    let done = DispatchSemaphore(value: 0)
 }
