@@ -163,7 +163,7 @@ enum StatsCommand {
         let now = context.nowUnix
         let since = now - Int64(days) * 86400
         let counts = try store.tableCounts()
-        let size = fileSize(store.path) + fileSize(store.path + "-wal")
+        let size = try store.databaseBytes()
 
         struct PerLocation {
             var name: String, runs: Int64, fetches: Int64, repeated: Int64, failed: Int64, gapHours: Int,

@@ -48,7 +48,7 @@ extension PostgresEngine {
             else { return try write() }
             try keepingSums(
                 .observations(location: locationID, source: source, from: time, through: time), location: locationID,
-                write)
+                byRun: true, write)
         }
     }
 
@@ -112,13 +112,22 @@ extension PostgresEngine {
                     replacing: replacing)
             }
         }
+        // Inside a `storeAll` chunk that keeps the sums of these hours itself, nothing is to be done here.
+        let keptOutside =
+            rows.isEmpty
+            || sumsKeeping.keptOutside.contains {
+                $0.covers(
+                    location: locationID, source: source, from: rows.map(\.time).min()!,
+                    through: rows.map(\.time).max()!)
+            }
         let changed =
-            try sumsKeeping.keepsSums
+            try sumsKeeping.keepsSums && !keptOutside
             ? rows.filter { try observationChanges(locationID, source, $0.time, $0.values, recordedAt, replacing) }
                 .map(\.time) : []
         guard let first = changed.min(), let last = changed.max() else { return try keeping(.enclosingWrite, write) }
         try keepingSums(
-            .observations(location: locationID, source: source, from: first, through: last), location: locationID
+            .observations(location: locationID, source: source, from: first, through: last), location: locationID,
+            byRun: true
         ) { try keeping(.enclosingWrite, write) }
     }
 

@@ -45,12 +45,44 @@ extension PostgresEngine {
             while start < items.endIndex {
                 let end = min(start + Self.storeAllChunk, items.endIndex)
                 let made = try items[start..<end].map { item in (item: item, made: try make(item)) }
-                for (item, (response, fetch)) in made {
-                    let these = try storeInTransaction(response, for: location, fetch: fetch)
-                    stored(item, these)
-                    outcomes += these
+                func storeEach() throws {
+                    for (item, (response, fetch)) in made {
+                        let these = try storeInTransaction(response, for: location, fetch: fetch)
+                        stored(item, these)
+                        outcomes += these
+                    }
                 }
                 start = end
+                // The chunk's analysis hours are kept once over their span, as the SQLite engine
+                // keeps them: the same writes in the same order add the same bits to the sums.
+                var spans: [String: ClosedRange<Int64>] = [:]
+                for (_, (response, fetch)) in made {
+                    for (source, hours) in analysisHours(response, fetch: fetch) {
+                        let known = spans[source]
+                        spans[source] =
+                            min(
+                                known?.lowerBound ?? .max, hours.lowerBound)...max(
+                                known?.upperBound ?? .min, hours.upperBound)
+                    }
+                }
+                guard case .eachWrite = sumsKeeping, made.count > 1, !spans.isEmpty else {
+                    try storeEach()
+                    continue
+                }
+                let kept = spans.sorted { $0.key < $1.key }.map {
+                    ObservationSpan(
+                        location: location.id, source: $0.key, from: $0.value.lowerBound, through: $0.value.upperBound)
+                }
+                func keep(_ index: Int) throws {
+                    guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
+                    let span = kept[index]
+                    try keepingSums(
+                        .observations(
+                            location: span.location, source: span.source, from: span.from, through: span.through),
+                        location: location.id
+                    ) { try keep(index + 1) }
+                }
+                try keep(0)
             }
             return outcomes
         }
@@ -61,6 +93,19 @@ extension PostgresEngine {
 
     /// The last hour of a response that is stored as an observation: the past is what was past for
     /// the server too (a clock running ahead must not turn forecast hours into observations).
+    /// The first and last hour a response stores as analysis observations, by source (one per model).
+    func analysisHours(_ response: ForecastResponse, fetch: FetchRecord) -> [String: ClosedRange<Int64>] {
+        guard fetch.recordAnalysis else { return [:] }
+        let through = analysisThrough(response, fetch: fetch)
+        var spans: [String: ClosedRange<Int64>] = [:]
+        for model in response.models {
+            let hours = model.hourlyTimes.filter { $0 <= through }
+            guard let low = hours.min(), let high = hours.max() else { continue }
+            spans[SourceNames.analysis(of: model.model)] = low...high
+        }
+        return spans
+    }
+
     func analysisThrough(_ response: ForecastResponse, fetch: FetchRecord) -> Int64 {
         min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
     }

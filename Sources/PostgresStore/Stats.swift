@@ -73,6 +73,11 @@ extension PostgresEngine {
 
     /// The share of Open-Meteo's weighted call count the fetch log records for fetches attempted
     /// in `[from, to)`.
+    /// The size of the connected database on its server (`pg_database_size`).
+    public func databaseBytes() throws -> Int64 {
+        try db.scalarInt("SELECT pg_database_size(current_database())") ?? 0
+    }
+
     public func apiWeightUsed(from: Int64, to: Int64) throws -> Double {
         try db.firstRow(
             """

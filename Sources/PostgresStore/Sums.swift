@@ -18,14 +18,16 @@ extension PostgresEngine {
 
     /// Runs `write`, keeping the sums of the pairs in `scope` (of location `location`) current:
     /// subtracted before, added after. Inside a write that keeps them itself, only runs `write`.
+    /// `byRun` folds an observation scope's pairs run by run, as SQLite's `keepingObservationSums`
+    /// (the observation writes) does; without it hour by hour, as its `collectSums` (`storeAll`).
     @discardableResult
-    func keepingSums<T>(_ scope: PairScope, location: Int64, _ write: () throws -> T) throws -> T {
+    func keepingSums<T>(_ scope: PairScope, location: Int64, byRun: Bool = false, _ write: () throws -> T) throws -> T {
         guard sumsKeeping.keepsSums else { return try write() }
         var before = SumsDelta()
-        try collectSums(scope, location: location, into: &before)
+        try collectSums(scope, location: location, byRun: byRun, into: &before)
         let result = try write()
         var after = SumsDelta()
-        try collectSums(scope, location: location, into: &after)
+        try collectSums(scope, location: location, byRun: byRun, into: &after)
         let (delta, shrunk) = SumsDelta.change(from: before, to: after)
         try applySums(delta)
         for key in shrunk { try refreshValidBounds(key) }
@@ -54,7 +56,7 @@ extension PostgresEngine {
             JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id AND h.valid_time <= $3::bigint
             JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
             WHERE r.location_id = $1 AND r.id = $2 AND
-            """ + " " + pairLead
+            """ + " " + pairLead + " ORDER BY h.valid_time, o.source COLLATE \"C\""
     static let observationPairsSQL =
         "SELECT " + pairColumns + """
              FROM observations o
@@ -63,6 +65,8 @@ extension PostgresEngine {
             JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id AND h.valid_time = o.time
             WHERE o.location_id = $1 AND o.source = $2 AND o.time BETWEEN $3::bigint AND $4::bigint
             """
+    static let observationPairsByHourSQL = observationPairsSQL + " ORDER BY o.time, r.issued_at, r.id"
+    static let observationPairsByRunSQL = observationPairsSQL + " ORDER BY r.issued_at, r.id, h.valid_time"
     /// The pairs of the source of the runs issued in `[from, through + 1 h)` at hours outside the
     /// span, up to the source's latest observation: the span's observations are their persistence
     /// reference, so their sums change with it.
@@ -73,17 +77,19 @@ extension PostgresEngine {
             JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = $2
             WHERE r.location_id = $1 AND r.issued_at >= $3::bigint AND r.issued_at < $4::bigint + 3600
               AND NOT (h.valid_time BETWEEN $3::bigint AND $4::bigint) AND
-            """ + " " + pairLead
+            """ + " " + pairLead + " ORDER BY r.issued_at, r.id, h.valid_time"
     static let locationPairsSQL =
         "SELECT " + pairColumns + """
              FROM forecast_runs r
             JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id
             JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
             WHERE r.location_id = $1 AND
-            """ + " " + pairLead
+            """ + " " + pairLead + " ORDER BY r.issued_at, r.id, h.valid_time, o.source COLLATE \"C\""
 
-    /// Adds the sums of every pair in `scope` as the database holds them now.
-    func collectSums(_ scope: PairScope, location: Int64, into delta: inout SumsDelta) throws {
+    /// Adds the sums of every pair in `scope` as the database holds them now. Floating-point
+    /// addition is not associative: the pairs are folded in the order SQLite's plans read them
+    /// (its engine's SumsScopes.swift), so both engines keep the same bits.
+    func collectSums(_ scope: PairScope, location: Int64, byRun: Bool = false, into delta: inout SumsDelta) throws {
         var summer = try pairSummer(locationID: location)
         // The pairs are read whole before they are summed: summing looks up persistence references,
         // and the connection takes no other statement while it streams one.
@@ -104,7 +110,7 @@ extension PostgresEngine {
             try add(Self.runPairsSQL, [.integer(location), .integer(id), .integer(latest)], only: validTimes)
         case .observations(_, let source, let from, let through):
             try add(
-                Self.observationPairsSQL,
+                byRun ? Self.observationPairsByRunSQL : Self.observationPairsByHourSQL,
                 [.integer(location), .text(source), .integer(from), .integer(through), .integer(LeadRule.maxSeconds)])
             let latest = try latestObservation(location: location, source: source) ?? .min
             try add(

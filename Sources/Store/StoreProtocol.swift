@@ -106,6 +106,9 @@ public protocol Store: AnyObject {
     func fetchHours(locationID: Int64, from: Int64?, to: Int64?) throws -> [FetchHour]
     /// Rows per table, for `stats`.
     func tableCounts() throws -> [(table: String, rows: Int64)]
+    /// The bytes the database takes on disk, for `stats`: the file and its write-ahead log on
+    /// SQLite, the database on a PostgreSQL server.
+    func databaseBytes() throws -> Int64
     /// The tables `tableCounts` counts from the runs rather than row by row.
     var tablesCountedFromRuns: [String] { get }
     /// Each location's runs, fetches and observations.

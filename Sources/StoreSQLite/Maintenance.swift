@@ -97,6 +97,9 @@ extension SQLiteStore {
 
     /// The share of Open-Meteo's weighted call count the fetch log records for fetches attempted
     /// in `[from, to)`.
+    /// The database file's size and its write-ahead log's.
+    public func databaseBytes() throws -> Int64 { fileSize(path) + fileSize(path + "-wal") }
+
     public func apiWeightUsed(from: Int64, to: Int64) throws -> Double {
         try db.firstRow(
             "SELECT coalesce(sum(api_weight), 0) FROM fetch_log WHERE origin IN ('fetch', 'single_run') AND attempted_at >= ? AND attempted_at < ?",

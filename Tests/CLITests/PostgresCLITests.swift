@@ -98,6 +98,25 @@ struct PostgresCLITests {
         #expect(!(wrong.stdout + wrong.stderrText).contains("wrong-password-42"))
     }
 
+    @Test("stats on PostgreSQL prints the database's size on the server, not 0")
+    func statsSize() async throws {
+        let server = try PostgresServer.shared()
+        let name = try server.createDatabase("cli")
+        let box = Sandbox()
+        let db = server.conninfo(database: name)
+        let added = await box.run("locations", "add", "Berlin", "--lat", "52.52", "--lon", "13.41", "--db", db)
+        #expect(added.code == 0, "\(added.stderrText)")
+        let stats = await box.run("stats", "--db", db, "--format", "json")
+        #expect(stats.code == 0, "\(stats.stderrText)")
+        let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+        let bytes = (object?["bytes"] as? NSNumber)?.int64Value ?? 0
+        let size =
+            try PostgresConnection(conninfo: db).scalarInt("SELECT pg_database_size(current_database())") ?? -1
+        // A new database holds the catalogs: megabytes, and within a few pages of what the server says now.
+        #expect(bytes > 1_000_000, "\(stats.stdout)")
+        #expect(abs(bytes - size) < 1_000_000, "stats \(bytes), server \(size)")
+    }
+
     @Test("locations add goes through the PostgreSQL engine behind the Store")
     func locationsThroughTheEngine() async throws {
         let server = try PostgresServer.shared()
