@@ -21,7 +21,8 @@ enum EnsembleChartViews {
             guard let value = scores.crps.map({ units.convertDifference($0, variable.quantity) }) else { return nil }
             return ChartPoint(
                 x: position[bucket]!, y: value, n: scores.n,
-                note: "lead \(Query.Verify.leadLabel(bucket.from, bucket.to)), CRPS \(ChartViews.number(value)) \(unit)")
+                note: "lead \(Query.Verify.leadLabel(bucket.from, bucket.to)), CRPS \(ChartViews.number(value)) \(unit)"
+            )
         }
         var series = [ChartSeries(name: "\(result.model) CRPS", points: crps, colour: .palette(0))]
         var models: [String] = []
