@@ -149,7 +149,9 @@ func sameWrites(_ store: any Store, location: Location) throws {
     "PostgreSQL engine: writes keep the sums as SQLite's do",
     .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
 struct PostgresWriteTests {
-    @Test("the same writes give the same kept sums in both engines, bit for bit, and PostgreSQL's equal its pairs' sums")
+    @Test(
+        "the same writes give the same kept sums in both engines, bit for bit, and PostgreSQL's equal its pairs' sums"
+    )
     func sameSumsAsSQLite() throws {
         let (engine, _) = try freshEngine()
         let path = Scratch.path("pg-compare", suffix: ".sqlite")
