@@ -138,6 +138,16 @@ func sameWrites(_ store: any Store, location: Location) throws {
     _ = try store.storeAll([a], for: location, make: { ($0, FetchRecord(fetchedAt: t0 - hour, origin: .import)) }) {
         _, _ in
     }
+    // Two later responses in one storeAll chunk: their analysis hours' sums are kept once over the
+    // chunk's span (SQLite's `enclosingWriteKeeps`), then each run's own.
+    let c = try syntheticResponse(models: models, start: t0 - 12 * hour, hours: 96, seed: 5, current: t0 + 12 * hour)
+    let d = try syntheticResponse(models: models, start: t0 - 6 * hour, hours: 96, seed: 6, current: t0 + 18 * hour)
+    _ = try store.storeAll(
+        [(c, t0 + 12 * hour), (d, t0 + 18 * hour)], for: location,
+        make: {
+            ($0.0, FetchRecord(fetchedAt: $0.1, origin: .fetch))
+        }
+    ) { _, _ in }
     // One station hour replaced, then the zone changed: every pair moves to other days.
     try store.upsertObservation(
         locationID: location.id, source: "era5", time: t0 + 12 * hour, values: Variables.hourly.map { _ in 1.0 },
