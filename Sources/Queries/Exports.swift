@@ -232,6 +232,10 @@ public struct Exporter {
         let hourly = Variables.hourlyVariable(named: variable)
         let unit = hourly?.unit ?? ""
         let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
+        if EnsembleModels.isEnsemble(model), let hourly {
+            guard let ensembles = store as? any EnsembleStore else { throw ExportError.noEnsembleStore }
+            return try writeVerifEnsemble(request, csv, ensembles, model: model, variable: hourly)
+        }
         // verif reads only `variable:`, `units:`, `x0:` and `x1:` comments (any other line is a warning
         // on its stdout), so the model is named in the variable line.
         csv.header(
@@ -250,6 +254,64 @@ public struct Exporter {
                     "\(row.issuedAt) \(plain(lead)) \(location.id) \(plain(row.latitude)) \(plain(row.longitude)) \(plain(row.altitude ?? 0)) \(plain(row.observed)) \(plain(row.forecast))\n"
                 )
                 rows += 1
+            }
+        }
+        try csv.flush()
+        return rows
+    }
+
+    /// An ensemble in verif's text format: `fcst` is the ensemble mean of the present members and
+    /// `e0…e<M-1>` the members (-999 where missing, verif's missing value), M the most members of any run.
+    /// The rows are the hours `query verify --model` scores: at or after the issue time, in a lead
+    /// bucket, with an observation and at least one member.
+    func writeVerifEnsemble(
+        _ request: ExportRequest, _ csv: CSVWriter, _ ensembles: any EnsembleStore, model: String, variable: Variable
+    ) throws -> Int {
+        guard let locationID = request.locationID, let location = try store.location(id: locationID) else {
+            throw ExportError.verifNeedsOneLocation
+        }
+        let from = request.from ?? .min
+        let to = request.to ?? .max
+        let runs = try ensembles.ensembleRuns(locationID: locationID, model: model).filter { run in
+            run.firstValidTime < to && run.firstValidTime + Int64(run.hourCount - 1) * 3600 >= from
+        }
+        let width = runs.map(\.memberCount).max() ?? 0
+        let members = (0..<width).map { " e\($0)" }.joined()
+        csv.header(
+            text:
+                "# variable: \(variable.name) (\(model))\n# units: \(variable.unit)\nunixtime leadtime location lat lon altitude obs fcst\(members)\n"
+        )
+        let plain = JSON.numberText
+        let place =
+            "\(location.id) \(plain(location.latitude)) \(plain(location.longitude)) \(plain(location.elevation ?? 0))"
+        var rows = 0
+        for source in try pairSources(request, variable: variable.name) where source.id == locationID {
+            for run in runs {
+                guard let values = try ensembles.ensembleMembers(runID: run.id, variable: variable.name),
+                    !values.isEmpty
+                else {
+                    continue
+                }
+                let last = run.firstValidTime + Int64(values.count - 1) * 3600
+                let observed = try ensembles.observations(
+                    of: variable, locationID: locationID, source: source.source, from: max(from, run.firstValidTime),
+                    to: min(to - 1, last))
+                for (hour, row) in values.enumerated() {
+                    let time = run.firstValidTime + Int64(hour) * 3600
+                    let lead = Double(time - run.issuedAt) / 3600
+                    // Hours before the issue time are the run's stitched past, not a forecast.
+                    guard time >= run.issuedAt, time >= from, time < to, let y = observed[time], y.isFinite,
+                        LeadBuckets.bucket(forLeadHours: lead) != nil,
+                        let mean = EnsembleScore.mean(members: row.map { Double($0) })
+                    else { continue }
+                    var line = "\(run.issuedAt) \(plain(lead)) \(place) \(plain(y)) \(plain(mean))"
+                    for member in 0..<width {
+                        // Float's shortest digits (18.3), as `export members` writes them.
+                        line += member < row.count && row[member].isFinite ? " \(row[member])" : " -999"
+                    }
+                    csv.raw(line + "\n")
+                    rows += 1
+                }
             }
         }
         try csv.flush()

@@ -118,4 +118,46 @@ struct EnsembleExportReportTests {
         let plain = await box.run("report", "--location", "Bern", "--var", "temperature_2m")
         #expect(plain.code == 0 && !plain.stdout.contains("id=\"ensembles\""))
     }
+    @Test(
+        "export pairs --format verif of an ensemble carries its members as verif's e0…e19, and verif's MAE of the mean and fair CRPS agree with query verify",
+        .enabled(
+            if: verifExecutable != nil || ProcessInfo.processInfo.environment["CI"] == "true",
+            "verif is not installed (pip install verif)"))
+    func verifEnsemble() async throws {
+        let verif = try #require(verifExecutable, "CI=true and verif is not installed (.ci/run installs it)")
+        let (server, box) = try await setUp()
+        defer {
+            server.stop()
+            box.remove()
+        }
+        let file = box.folder.appendingPathComponent("bern eps.txt").path
+        let exported = await box.run(
+            "export", "pairs", "--location", "Bern", "--model", "icon_d2_eps", "--source", "station", "--format",
+            "verif", "--output", file)
+        #expect(exported.code == 0, "\(exported.stderrText)")
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
+        let columns =
+            "unixtime leadtime location lat lon altitude obs fcst " + (0..<20).map { "e\($0)" }.joined(separator: " ")
+        #expect(lines.count > 3 && lines[2] == columns, "\(lines.prefix(3))")
+        #expect(lines.dropFirst(3).allSatisfy { $0.split(separator: " ").count == 28 })
+
+        let verify = await box.run(
+            "query", "verify", "--location", "Bern", "--model", "icon_d2_eps", "--source", "station", "--format",
+            "json")
+        #expect(verify.code == 0, "\(verify.stderrText)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any])
+        let all = try #require((document["rows"] as? [[String: Any]])?.last)
+        #expect(all["n"] as? Int == lines.count - 3, "\(all)")
+        for (metric, key) in [("mae", "mean_mae"), ("fcrps", "crps_fair")] {
+            let (status, data) = try Subprocess.run(
+                verif, [file, "-m", metric, "-x", "no", "-type", "csv"], in: box.folder)
+            #expect(status == 0)
+            // "No,<variable>" then "0,<score>".
+            let printed = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            let theirs = try #require(printed.last?.split(separator: ",").last.flatMap { Double($0) }, "\(printed)")
+            let ours = try #require(all[key] as? Double, "\(all)")
+            // verif prints six significant digits; members are binary32 written with their shortest digits.
+            #expect(abs(theirs - ours) <= 1e-5 * max(1, ours), "\(metric): verif \(theirs), wxdb \(ours)")
+        }
+    }
 }
