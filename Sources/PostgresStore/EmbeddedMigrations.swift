@@ -296,7 +296,7 @@ WHERE h.valid_time - r.issued_at >= 0
   -- A model's own past hours are not a truth to score it against.
   AND o.source IS DISTINCT FROM 'analysis:' || r.model;
 """#),
-        SchemaMigration(name: "0002_direction_sums_current_per_model_ensembles", checksum: "f39585bb497214ee", sql: #"""
+        SchemaMigration(name: "0002_direction_sums_current_per_model_ensembles", checksum: "550fafc250b3bb02", sql: #"""
 -- The PostgreSQL schema brought level with SQLite's migrations 0013 and 0014 (Migrations/*.sql).
 --
 -- Issue #25 §4, mean directions (SQLite 0013): each summary group of a direction also keeps Σsin

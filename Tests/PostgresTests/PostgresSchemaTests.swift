@@ -23,6 +23,10 @@ struct PostgresMigrationFileTests {
             var text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             if text.hasSuffix("\n") { text.removeLast() }
             #expect(text == migration.sql, "\(file) differs from its embedded copy: run Scripts/embed-migrations")
+            // The checksum is carried, not computed at open: an edit re-embedded by hand would keep the old one.
+            #expect(
+                migration.checksum == SchemaMigration.checksum(of: migration.sql),
+                "\(migration.name)'s carried checksum differs from its SQL's: run Scripts/embed-migrations")
         }
     }
 }
