@@ -49,7 +49,9 @@ let package = Package(
         // The Store protocol and its domain types, engine-neutral: what every command uses.
         .target(name: "WxStore", dependencies: ["WxCore"], path: "Sources/Store"),
         // The SQLite engine (SQLiteStore): schema, migrations, SQL, the kept sums' upkeep.
-        .target(name: "WxStoreSQLite", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/StoreSQLite"),
+        .target(
+            name: "WxStoreSQLite", dependencies: ["WxSQLite", "WxCore", "WxStore", "CZlib"], path: "Sources/StoreSQLite"
+        ),
         // Readers of other programs' SQLite files (weewx, Home Assistant), read-only and bounded.
         .target(name: "WxStationFiles", dependencies: ["WxSQLite", "WxCore", "WxStore"], path: "Sources/StationFiles"),
         .target(name: "WxFetcher", dependencies: ["WxCore", "WxStore", "CCurl"], path: "Sources/Fetcher"),

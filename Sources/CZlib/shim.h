@@ -6,7 +6,8 @@
 // zlib is opened with dlopen the first time wxdb unpacks a gzip file (station downloads), not
 // linked: loading it costs every process about 0.2 ms of CPU at start-up, and most commands never
 // unpack anything. Only the header is used at build time. inflateInit2 is a macro Swift cannot
-// import; the gzip wrapper needs windowBits 15 + 16.
+// import; the gzip wrapper needs windowBits 15 + 16. Ensemble member blobs (Sources/StoreSQLite/
+// MemberBlob.swift) use the one-shot zlib-format calls at the end.
 
 static inline void *wxdb_zlib_symbol(const char *name) {
     static void *library = NULL;
@@ -37,5 +38,25 @@ static inline int wxdb_inflate_reset(z_streamp stream) {
 static inline int wxdb_inflate_end(z_streamp stream) {
     int (*f)(z_streamp) = (int (*)(z_streamp))wxdb_zlib_symbol("inflateEnd");
     return f ? f(stream) : Z_STREAM_ERROR;
+}
+/// One-shot zlib-format compression (compress2); Z_VERSION_ERROR when zlib could not be opened.
+static inline int wxdb_compress(unsigned char *dest, unsigned long *destLen, const unsigned char *source,
+                                unsigned long sourceLen, int level) {
+    int (*f)(unsigned char *, unsigned long *, const unsigned char *, unsigned long, int) =
+        (int (*)(unsigned char *, unsigned long *, const unsigned char *, unsigned long, int))wxdb_zlib_symbol(
+            "compress2");
+    return f ? f(dest, destLen, source, sourceLen, level) : Z_VERSION_ERROR;
+}
+static inline unsigned long wxdb_compress_bound(unsigned long sourceLen) {
+    unsigned long (*f)(unsigned long) = (unsigned long (*)(unsigned long))wxdb_zlib_symbol("compressBound");
+    return f ? f(sourceLen) : 0;
+}
+/// One-shot zlib-format decompression (uncompress2): *sourceLen is set to the input bytes used.
+static inline int wxdb_uncompress(unsigned char *dest, unsigned long *destLen, const unsigned char *source,
+                                  unsigned long *sourceLen) {
+    int (*f)(unsigned char *, unsigned long *, const unsigned char *, unsigned long *) =
+        (int (*)(unsigned char *, unsigned long *, const unsigned char *, unsigned long *))wxdb_zlib_symbol(
+            "uncompress2");
+    return f ? f(dest, destLen, source, sourceLen) : Z_VERSION_ERROR;
 }
 #endif

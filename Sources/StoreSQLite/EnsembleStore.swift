@@ -50,9 +50,10 @@ extension SQLiteStore: EnsembleStore {
                 ])
             let runID = try db.scalarInt("SELECT last_insert_rowid()") ?? 0
             for (name, bytes) in blobs {
+                // The hash above is of the raw bytes, so a run stored raw before packing still repeats.
                 try db.run(
                     "INSERT INTO ensemble_values (run_id, variable, members) VALUES (?, ?, ?)",
-                    [.integer(runID), .text(name), .blob(bytes)])
+                    [.integer(runID), .text(name), .blob(MemberBlob.pack(bytes))])
             }
             try addEnsembleRunSums(runID)
             return .stored(runID: runID)
@@ -110,6 +111,6 @@ extension SQLiteStore: EnsembleStore {
             return (row.int(0), row.int(1), bytes)
         }
         guard let found else { return nil }
-        return MemberEncoding.decode(found.2, hours: found.0, members: found.1)
+        return try MemberBlob.decode(found.2, hours: found.0, members: found.1)
     }
 }

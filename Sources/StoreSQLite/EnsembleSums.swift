@@ -169,21 +169,30 @@ extension SQLiteStore {
         let startHour = Int((first - run.firstValidTime) / 3600)
         let hours = Int((last - first) / 3600) + 1
         let width = run.memberCount * 4
+        // A raw blob gives only the span's bytes; a packed one (MemberBlob) must be unpacked whole.
         let statement = try db.cachedStatement(
-            "SELECT variable, substr(members, ?2, ?3) FROM ensemble_values WHERE run_id = ?1")
-        try statement.bind([.integer(run.id), .integer(Int64(startHour * width + 1)), .integer(Int64(hours * width))])
+            """
+            SELECT variable, length(members) = ?4,
+                CASE WHEN length(members) = ?4 THEN substr(members, ?2, ?3) ELSE members END
+            FROM ensemble_values WHERE run_id = ?1
+            """)
+        try statement.bind([
+            .integer(run.id), .integer(Int64(startHour * width + 1)), .integer(Int64(hours * width)),
+            .integer(Int64(run.hourCount * width))
+        ])
         defer { statement.reset() }
         var slices: [EnsembleSlice] = []
         while let row = try statement.step() {
-            guard let variable = EnsembleModels.variables.first(where: { $0.name == row.string(0) }),
-                case .blob(let bytes) = row.value(1), bytes.count == hours * width
-            else { continue }
-            var values = [Float](repeating: .nan, count: hours * run.memberCount)
-            for i in values.indices {
-                let b = i * 4
-                values[i] = Float(
-                    bitPattern: UInt32(bytes[b]) | UInt32(bytes[b + 1]) << 8 | UInt32(bytes[b + 2]) << 16
-                        | UInt32(bytes[b + 3]) << 24)
+            guard let variable = EnsembleModels.variables.first(where: { $0.name == row.string(0) }) else { continue }
+            let bytes: [UInt8]
+            if case .blob(let blob) = row.value(2) { bytes = blob } else { bytes = [] }
+            let values: [Float]
+            if row.int(1) == 1 {
+                guard bytes.count == hours * width else { continue }
+                values = try MemberBlob.values(bytes, hours: hours, members: run.memberCount)
+            } else {
+                let all = try MemberBlob.values(bytes, hours: run.hourCount, members: run.memberCount)
+                values = Array(all[(startHour * run.memberCount)..<((startHour + hours) * run.memberCount)])
             }
             slices.append(
                 EnsembleSlice(
