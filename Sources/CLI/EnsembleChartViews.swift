@@ -42,7 +42,7 @@ enum EnsembleChartViews {
             id: id,
             title: "\(result.variable): ensemble CRPS and deterministic MAE by lead time",
             description:
-                "CRPS (empirical CDF of the members) of \(result.model) by lead time bucket against \(result.source), beside the MAE of each deterministic model (dashed; a single forecast's CRPS is its absolute error, lower is better); the numbers under the axis are the ensemble's cases behind each point. The deterministic models are scored on their own pairs, not only on the hours the ensemble has.",
+                "CRPS (empirical CDF of the members) of \(result.model) by lead time bucket against \(result.source), beside the MAE of each deterministic model (dotted; a single forecast's CRPS is its absolute error, lower is better); the numbers under the axis are the ensemble's cases behind each point. The deterministic models are scored on their own pairs, not only on the hours the ensemble has.",
             xTitle: "lead time", yTitle: "CRPS or MAE (\(unit))", series: series)
         axis.frame(&chart)
         chart.nonNegative = true

@@ -4,7 +4,8 @@
 // that location's advisory lock, so several ingest processes on several machines can store at
 // once without a duplicate run. The Store requirements are in files by kind beside this one:
 // Locations.swift, Runs.swift (responses, the window match), Observations.swift, Sums.swift (the
-// kept sums), FetchLog.swift (the fetch log, prune); reads in PendingReads.swift and others.
+// kept sums), FetchLog.swift (the fetch log, prune); reads in Reads.swift, Pairs.swift, Summaries.swift,
+// ExportStreams.swift, Prunable.swift and Stats.swift.
 import WxCore
 import WxPostgres
 import WxStore
