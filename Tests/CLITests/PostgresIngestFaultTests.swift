@@ -42,6 +42,8 @@ struct PostgresIngestFaultTests {
     /// `tcp`), with three locations that need three requests (one model each).
     func sandbox(tcp: Bool = false) async throws -> (ReplaySandbox, PostgresServer, String) {
         let server = try ingestFaultServer.get()
+        // A test that failed before starting it again leaves it stopped: the next one starts it.
+        if (try? PostgresConnection(conninfo: server.conninfo())) == nil { try server.start() }
         let name = try server.createDatabase("ingest")
         let conninfo = tcp ? server.tcpURI(database: name) : server.conninfo(database: name)
         let replay = try ReplaySandbox()

@@ -128,6 +128,13 @@ struct PostgresFaultTests {
 /// every suite at once). Removed when the test process exits.
 let restartingServer = Result { try PostgresServer.makePrivate() }
 
+/// The suite's server, started again when a test that failed left it stopped.
+func runningRestartServer() throws -> PostgresServer {
+    let server = try restartingServer.get()
+    if (try? PostgresConnection(conninfo: server.conninfo())) == nil { try server.start() }
+    return server
+}
+
 @Suite(
     "PostgreSQL engine: the server stopped and restarted between runs",
     .serialized, .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
@@ -142,7 +149,7 @@ struct PostgresRestartTests {
         "the server restarted after the first location's run is stored: the same connection stores the later runs, nothing doubled"
     )
     func restartedBetweenRuns() throws {
-        let server = try restartingServer.get()
+        let server = try runningRestartServer()
         let conninfo = server.conninfo(database: try server.createDatabase("restart"))
         let engine = try PostgresEngine(conninfo: conninfo, now: 0)
         let places = try [("Berlin", 52.52, 13.41), ("Hamburg", 53.55, 9.99), ("Munich", 48.14, 11.58)].map {
@@ -187,7 +194,7 @@ struct PostgresRestartTests {
         "a store while the server is down fails with an Error saying to start it, no password shown, nothing stored; once it is up the same connection stores it"
     )
     func storeWhileStopped() throws {
-        let server = try restartingServer.get()
+        let server = try runningRestartServer()
         let name = try server.createDatabase("stopped")
         let conninfo = server.tcpURI(database: name)
         let engine = try PostgresEngine(conninfo: conninfo, now: 0)
@@ -218,7 +225,7 @@ struct PostgresRestartTests {
 
     @Test("a transaction cut off by a restart is not resumed on the new session: the caller hears of it")
     func notInsideATransaction() throws {
-        let server = try restartingServer.get()
+        let server = try runningRestartServer()
         let conninfo = server.conninfo(database: try server.createDatabase("midway"))
         let db = try PostgresConnection(conninfo: conninfo)
         try db.execute("CREATE TABLE t (n int)")
