@@ -1,5 +1,6 @@
 import FoundationEssentials
 import WxFetcher
+import WxPostgres
 import WxStore
 import WxStoreSQLite
 
@@ -69,7 +70,8 @@ enum IngestCommand {
         var options = IngestOptions()
         options.forecastDays = args.forecastDays ?? 16
         options.pastDays = args.pastDays ?? 1
-        let store = try args.database.open(context)
+        let client = args.network.httpClient(context)
+        let store = try await open(args, context, retry: client.retry)
         // One ingest at a time per SQLite file: a second one waits, then gives up with a message. On
         // PostgreSQL the writes take the location's advisory lock in the database instead (no file).
         let lock = store is SQLiteStore ? try ProcessLock(databasePath: store.path, timeout: args.wait ?? 300) : nil
@@ -91,8 +93,9 @@ enum IngestCommand {
             }
         }
         let ingestor = Ingestor(
-            store: store, client: args.network.httpClient(context), endpoints: args.network.endpoints(context),
+            store: store, client: client, endpoints: args.network.endpoints(context),
             now: { [context] in context.now() })
+        ingestor.isUnreachable = isUnreachable
         // One sleeper for every wait a command makes (retries and the minute budget), so tests inject one.
         ingestor.sleep = { [context] seconds in try? await context.sleep(TimeInterval(seconds)) }
         if context.stderrIsTerminal && !context.quiet && locations.count > 10 {
@@ -106,6 +109,13 @@ enum IngestCommand {
             ingestor.log = { [context] line in context.err(line) }
         }
         var summary = await ingestor.run(locations, options: options)
+        if let reason = summary.databaseUnreachable {
+            // Every write would fail the same way: the ensembles are not fetched either.
+            context.err(
+                "Error: \(summary.line). \(reason). Runs stored before it stopped answering are kept; run 'wxdb ingest' again once the server answers"
+            )
+            throw IngestFailed()
+        }
         let ensembles = await IngestCommand.Ensembles.run(
             locations, forecastDays: options.forecastDays, store: store, network: args.network, context)
         summary.failed += ensembles.failed
@@ -115,6 +125,45 @@ enum IngestCommand {
             // One voice for failures; the summary says which locations failed and why.
             context.err("Error: \(summary.line); fix the cause and run 'wxdb ingest' again (stored runs are kept)")
             throw IngestFailed()
+        }
+    }
+}
+
+extension IngestCommand {
+    /// Whether `error` is a PostgreSQL server that does not answer now (stopped, restarting, the
+    /// session ended), which a later try may find back, unlike a refused login or a foreign schema.
+    static func isUnreachable(_ error: Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.kind == .serverNotRunning || error.kind == .connectionLost
+    }
+
+    /// Opens the database. A PostgreSQL server that does not answer is tried again as a request
+    /// is (`--attempts`, the same backoff and sleeper), so an ingest started while it restarts
+    /// waits for it; when it never answers nothing is fetched, since nothing could be stored.
+    static func open(_ args: Options, _ context: Context, retry: RetryPolicy) async throws -> any Store {
+        guard let conninfo = PostgresTarget.conninfo(args.database.path(context)) else {
+            return try args.database.open(context)
+        }
+        var attempt = 1
+        while true {
+            do {
+                // Only a probe: opening the engine also checks and migrates the schema.
+                _ = try PostgresConnection(conninfo: conninfo)
+                return try args.database.open(context)
+            } catch let error as PostgresError where isUnreachable(error) {
+                guard attempt < retry.attempts else {
+                    throw CLIError(
+                        "\(error) (tried \(attempt) time(s)); nothing was fetched, since it could not be stored")
+                }
+                let wait = retry.delay(beforeRetry: attempt)
+                context.note(
+                    "The database did not answer (\(error.message.isEmpty ? error.target : error.message)); trying again in "
+                        + String(printf: "%.1f", wait) + " s (attempt \(attempt + 1) of \(retry.attempts))")
+                try? await context.sleep(wait)
+                attempt += 1
+            } catch let error as PostgresError {
+                throw CLIError(error.description)
+            }
         }
     }
 }

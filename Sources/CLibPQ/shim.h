@@ -49,6 +49,18 @@ static inline void wxdb_pq_finish(PGconn *c) {
     void (*f)(PGconn *) = WXDB_PQ_FN(void (*)(PGconn *), PQfinish);
     if (f) f(c);
 }
+// PQreset closes the connection and opens it again with the same parameters (a server restart
+// ends every session; wxdb reconnects only between transactions, see PostgresConnection).
+static inline void wxdb_pq_reset(PGconn *c) {
+    void (*f)(PGconn *) = WXDB_PQ_FN(void (*)(PGconn *), PQreset);
+    if (f) f(c);
+}
+// Reads what the server sent while the connection was idle without waiting: a session the server
+// ended (a restart, pg_terminate_backend) then shows as CONNECTION_BAD before a statement is sent.
+static inline int wxdb_pq_consume_input(PGconn *c) {
+    int (*f)(PGconn *) = WXDB_PQ_FN(int (*)(PGconn *), PQconsumeInput);
+    return f ? f(c) : 0;
+}
 static inline int wxdb_pq_server_version(const PGconn *c) {
     int (*f)(const PGconn *) = WXDB_PQ_FN(int (*)(const PGconn *), PQserverVersion);
     return f ? f(c) : 0;

@@ -27,6 +27,9 @@ public struct IngestSummary: Sendable {
     public var requests = 0
     /// Values left empty because no weather can have them (`PhysicalRange`).
     public var outOfRange = RangeFilter()
+    /// Why the database stopped answering and stayed away through every retry; the locations
+    /// fetched but not stored then, and those not fetched at all, are in `failed`.
+    public var databaseUnreachable: String?
 
     public var succeeded: Bool { failed.isEmpty }
 
@@ -81,6 +84,11 @@ public final class Ingestor {
     public var sleep: (Int64) async -> Void = { seconds in
         try? await Task.sleep(nanoseconds: UInt64(seconds) * 1_000_000_000)
     }
+    /// Whether a store failed only because the database cannot be reached now (its server stopped
+    /// or restarting). Such a store is tried again as a request is (`client.retry`, waits through
+    /// `client.sleep`); when it still fails, no further request is sent, since nothing fetched
+    /// could be stored.
+    public var isUnreachable: (Error) -> Bool = { _ in false }
 
     public init(store: any Store, client: HTTPClient, endpoints: Endpoints, now: @escaping () -> Date = Date.init) {
         self.store = store
@@ -117,7 +125,8 @@ public final class Ingestor {
         }
     }
 
-    /// Fetches and stores every location; one request failing never stops the others.
+    /// Fetches and stores every location; one request failing never stops the others, unless the
+    /// database stopped answering (`databaseUnreachable`): then nothing more is fetched.
     public func run(_ locations: [Location], options: IngestOptions) async -> IngestSummary {
         var summary = IngestSummary()
         let requests = Self.plan(locations, options: options)
@@ -125,6 +134,17 @@ public final class Ingestor {
         var metaTried: Set<String> = []
         var done = 0
         for request in requests {
+            // Nothing fetched now could be stored: the API's budget is not spent on it.
+            if summary.databaseUnreachable != nil {
+                for location in request.locations {
+                    for _ in request.models {
+                        summary.failed.append((location.name, "not fetched, the database did not answer"))
+                    }
+                }
+                done += request.locations.count
+                progress?(done, locations.count)
+                continue
+            }
             for model in request.models where !metaTried.contains(model) {
                 metaTried.insert(model)
                 if let time = await modelRunTime(model) { issuedAt[model] = time }
@@ -189,7 +209,9 @@ public final class Ingestor {
 
         if endpoints.isFreeTier {
             do {
-                var use = try BudgetUse.read(store, now: nowUnix)
+                var use = try await storeRetrying("Reading the budget from the fetch log") {
+                    try BudgetUse.read(store, now: nowUnix)
+                }
                 if use.minute + request.weight > options.limits.perMinute {
                     // The minute window resets soon: wait for it rather than be refused.
                     let wait = 61 - nowUnix % 60
@@ -205,6 +227,10 @@ public final class Ingestor {
                     failAll("not sent: " + refusal, url: shownURL)
                     return
                 }
+            } catch  where isUnreachable(error) {
+                summary.databaseUnreachable = HTTPClient.scrub(userMessage(for: error), secret: secret)
+                noteFailed("not fetched, the database did not answer")
+                return
             } catch {
                 failAll("cannot read the fetch log: \(error)", url: shownURL)
                 return
@@ -256,8 +282,16 @@ public final class Ingestor {
         for (location, item) in pairs {
             var record = record
             record.request = ownRequest(location, of: request) ?? shownURL
+            if summary.databaseUnreachable != nil {
+                for _ in request.models {
+                    summary.failed.append((location.name, "fetched but not stored, the database did not answer"))
+                }
+                continue
+            }
             do {
-                let outcomes = try store.store(item, for: location, fetch: record)
+                let outcomes = try await storeRetrying("Storing " + location.name) {
+                    try store.store(item, for: location, fetch: record)
+                }
                 summary.outOfRange.merge(RangeFilter(refused: item.outOfRange))
                 for outcome in outcomes {
                     log?(
@@ -274,10 +308,35 @@ public final class Ingestor {
             } catch StoreError.locationRemoved {
                 // Removed by another command while this one ran: nothing to store it for.
                 summary.removed.append(location.name)
+            } catch  where isUnreachable(error) {
+                // Its fetch-log row cannot be written either; the command's Error names what was lost.
+                summary.databaseUnreachable = HTTPClient.scrub(userMessage(for: error), secret: secret)
+                for _ in request.models {
+                    summary.failed.append((location.name, "fetched but not stored, the database did not answer"))
+                }
             } catch {
                 let reason = HTTPClient.scrub(userMessage(for: error), secret: secret)
                 summary.failed.append((location.name, reason))
                 try? store.logFailure(record, locationID: location.id, model: nil, error: reason)
+            }
+        }
+    }
+
+    /// `write`, tried again while the database is unreachable, with the backoff and sleeper of the
+    /// HTTP retries. Each try is one whole transaction, which the server rolls back when it is cut
+    /// off, so a try that fails stored nothing and the next one stores the run once.
+    func storeRetrying<T>(_ what: String, _ write: () throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try write()
+            } catch  where isUnreachable(error) && attempt < client.retry.attempts {
+                let wait = client.retry.delay(beforeRetry: attempt)
+                notice?(
+                    "\(what): the database did not answer (\(userMessage(for: error))); trying again in "
+                        + String(printf: "%.1f", wait) + " s (attempt \(attempt + 1) of \(client.retry.attempts))")
+                try? await client.sleep(wait)
+                attempt += 1
             }
         }
     }

@@ -86,11 +86,21 @@ public struct PostgresRow {
 }
 
 /// A connection to one PostgreSQL database. Not shared between threads.
+///
+/// A session the server ended while the connection was idle (a server restart, an administrator's
+/// `pg_terminate_backend`) is opened again with the same connection string before the next
+/// transaction or statement outside one, never inside a transaction: a transaction cut off is
+/// rolled back by the server and its error reaches the caller, who may run it again whole.
+/// Session settings (`SET`, session advisory locks) do not survive a reconnect.
 public final class PostgresConnection {
     private let handle: OpaquePointer
     /// The connection string as it may be shown (no password).
     public let target: String
     private let conninfo: String
+    /// How many `transaction` bodies are running (a reconnect waits for none).
+    private var transactionDepth = 0
+    /// How many times the connection was opened again after the server ended the session.
+    public private(set) var reconnects = 0
 
     /// Connects with a libpq connection string: a `postgres://` / `postgresql://` URI, `keyword=value`
     /// pairs (`service=wx`), or "" for the PG* environment alone.
@@ -134,6 +144,7 @@ public final class PostgresConnection {
 
     /// Runs SQL without parameters; it may hold several statements (a migration).
     public func execute(_ sql: String) throws {
+        try reconnectIfEnded()
         let result = wxdb_pq_exec(handle, sql)
         defer { wxdb_pq_clear(result) }
         try check(result)
@@ -142,6 +153,7 @@ public final class PostgresConnection {
     /// Runs one statement with parameters `$1`, `$2`, …; returns the rows it changed.
     @discardableResult
     public func run(_ sql: String, _ arguments: [PostgresValue] = []) throws -> Int {
+        try reconnectIfEnded()
         let result = try withParameters(arguments) { wxdb_pq_exec_params(handle, sql, Int32(arguments.count), $0) }
         defer { wxdb_pq_clear(result) }
         try check(result)
@@ -152,6 +164,7 @@ public final class PostgresConnection {
     public func rows<T>(_ sql: String, _ arguments: [PostgresValue] = [], _ map: (PostgresRow) throws -> T)
         throws -> [T]
     {
+        try reconnectIfEnded()
         let result = try withParameters(arguments) { wxdb_pq_exec_params(handle, sql, Int32(arguments.count), $0) }
         defer { wxdb_pq_clear(result) }
         try check(result)
@@ -186,6 +199,7 @@ public final class PostgresConnection {
     public func stream(
         _ sql: String, _ arguments: [PostgresValue] = [], _ body: (PostgresRow) throws -> Void
     ) throws {
+        try reconnectIfEnded()
         let sent = try withParameters(arguments) {
             wxdb_pq_send_query_params(handle, sql, Int32(arguments.count), $0)
         }
@@ -219,7 +233,9 @@ public final class PostgresConnection {
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws
     /// (or when the commit itself fails), so its writes land whole or not at all.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+        try begin()
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         let value: T
         do {
             value = try body()
@@ -236,6 +252,38 @@ public final class PostgresConnection {
         return value
     }
 
+    /// BEGIN, on a new session when the server ended the old one: nothing of this transaction was
+    /// sent yet, so beginning it again there is safe. Inside another transaction it only reports.
+    private func begin() throws {
+        do {
+            try execute("BEGIN")
+        } catch let error as PostgresError where error.kind == .connectionLost && transactionDepth == 0 {
+            try reconnect()
+            try execute("BEGIN")
+        }
+    }
+
+    /// Opens the connection again when the server ended the session since the last statement:
+    /// what it sent meanwhile is read without waiting (a closed socket shows as CONNECTION_BAD).
+    /// Only between transactions; inside one the statement fails and the caller hears of it.
+    private func reconnectIfEnded() throws {
+        guard transactionDepth == 0, !isInTransaction else { return }
+        if wxdb_pq_status(handle) == CONNECTION_OK { _ = wxdb_pq_consume_input(handle) }
+        if wxdb_pq_status(handle) != CONNECTION_OK { try reconnect() }
+    }
+
+    /// PQreset: the same connection string, a new session.
+    private func reconnect() throws {
+        wxdb_pq_reset(handle)
+        guard wxdb_pq_status(handle) == CONNECTION_OK else {
+            let message = ConnectionString.scrub(
+                Self.trimmed(String(cString: wxdb_pq_error_message(handle))), conninfo: conninfo)
+            let kind = PostgresError.kind(connectionMessage: message)
+            throw PostgresError(kind: kind == .other ? .connectionLost : kind, message: message, target: target)
+        }
+        reconnects += 1
+    }
+
     // MARK: COPY
 
     /// Loads rows into `table` with `COPY … FROM STDIN` (text format): `fill` appends them to
@@ -246,6 +294,7 @@ public final class PostgresConnection {
     public func copy(into table: String, columns: [String], _ fill: (CopyWriter) throws -> Void) throws -> Int {
         precondition(
             ([table] + columns).allSatisfy(Self.isPlainIdentifier), "COPY takes identifiers from code only")
+        try reconnectIfEnded()
         let start = wxdb_pq_exec(handle, "COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN")
         let status = start.map { wxdb_pq_result_status($0) }
         if status != PGRES_COPY_IN {

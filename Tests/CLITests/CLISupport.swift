@@ -19,7 +19,8 @@ struct RunResult {
 /// A scratch folder with its own database, and a way to run `wxdb` against it in-process.
 final class Sandbox {
     let folder: URL
-    var db: String { folder.appendingPathComponent("wxdb.sqlite").path }
+    /// The database commands use (WXDB_DB): `wxdb.sqlite` in the folder, or a new PostgreSQL one.
+    private(set) var db: String
     var environment: [String: String]
     var now = Date(timeIntervalSince1970: 1_785_000_000)
     /// How HTTP retries wait; nil for the real `Task.sleep`.
@@ -27,6 +28,7 @@ final class Sandbox {
 
     init() {
         folder = Scratch.folder("cli")
+        db = folder.appendingPathComponent("wxdb.sqlite").path
         // Nothing a test runs may reach the real API: unless a test points them at its replay
         // server, the endpoints are a closed port on loopback.
         let nowhere = "http://127.0.0.1:9"
@@ -36,6 +38,15 @@ final class Sandbox {
             "WXDB_GEOCODING_URL": nowhere + "/v1/search", "WXDB_META_URL": nowhere + "/data",
             "WXDB_RETRY_BASE_DELAY": "0.01"
         ]
+    }
+
+    /// A sandbox whose commands use a new database of `engine` (through WXDB_DB, as a user's would).
+    convenience init(engine: StoreEngine) throws {
+        self.init()
+        if engine == .postgres {
+            db = try engine.freshDatabase("cli")
+            environment["WXDB_DB"] = db
+        }
     }
 
     deinit { try? FileManager.default.removeItem(at: folder) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -7,9 +8,11 @@ import WxCore
 struct CurrentPerModelTests {
     static let day = utcMidnight(2026, 7, 20)
 
-    @Test("a two-model response's current block is current:<first model>; that model is not scored against it")
-    func currentPerModel() async throws {
-        let box = Sandbox()
+    @Test(
+        "a two-model response's current block is current:<first model>; that model is not scored against it",
+        arguments: StoreEngine.all)
+    func currentPerModel(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
@@ -51,9 +54,9 @@ struct CurrentPerModelTests {
         #expect(own.code == 1, "\(own.stdout)")
     }
 
-    @Test("current:<model> is a name wxdb keeps for itself")
-    func reserved() async throws {
-        let box = Sandbox()
+    @Test("current:<model> is a name wxdb keeps for itself", arguments: StoreEngine.all)
+    func reserved(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -8,9 +9,11 @@ import WxSQLite
 /// Issue 10 point 2: persistence at offsets that are not whole hours.
 @Suite("persistence at half- and quarter-hour offsets")
 struct PersistenceOffsetTests {
-    @Test("the latest observation in the hour before issue is carried forward", arguments: [20700, -12600, 34200])
-    func persistence(_ offset: Int) async throws {
-        let box = Sandbox()
+    @Test(
+        "the latest observation in the hour before issue is carried forward", arguments: StoreEngine.all,
+        [20700, -12600, 34200])
+    func persistence(_ engine: StoreEngine, _ offset: Int) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
@@ -261,9 +264,11 @@ struct DefaultSourceTests {
         #expect(after.note.contains("Pairs of temperature_2m for Berlin use source era5"), "\(after.note)")
     }
 
-    @Test("compare's default source pairs with both models: a station file no forecast covers is skipped, as in verify")
-    func compareSkipsStationThatDoesNotPair() async throws {
-        let box = Sandbox()
+    @Test(
+        "compare's default source pairs with both models: a station file no forecast covers is skipped, as in verify",
+        arguments: StoreEngine.all)
+    func compareSkipsStationThatDoesNotPair(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run(

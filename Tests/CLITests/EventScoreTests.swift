@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -10,9 +11,9 @@ import WxCore
 struct EventScoreTests {
     static let t: Int64 = 1_780_000_000 / 3600 * 3600
 
-    @Test("exactly the threshold is an event: 0.1 mm forecast and observed is a hit")
-    func thresholdIsAnEvent() async throws {
-        let box = Sandbox()
+    @Test("exactly the threshold is an event: 0.1 mm forecast and observed is a hit", arguments: StoreEngine.all)
+    func thresholdIsAnEvent(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let history = try HistoryBuilder(db: box.db, name: "Edge")
         // Forecast/observed: 0.1/0.1 (hit), 0.1/0 (false alarm), 0/0.1 (miss), 0/0 (correct negative).
@@ -33,13 +34,15 @@ struct EventScoreTests {
 
     @Test(
         "wind direction errors go the short way round: 350° against 10° is 20° off",
-        arguments: [
+        arguments: StoreEngine.all,
+        [
             ([350.0, 10.0], [10.0, 350.0], 0.0, 20.0),
             ([350.0, 355.0], [10.0, 15.0], -20.0, 20.0),
             ([100.0, 190.0], [80.0, 170.0], 20.0, 20.0)
         ])
-    func compass(_ forecasts: [Double], _ observed: [Double], _ bias: Double, _ mae: Double) async throws {
-        let box = Sandbox()
+    func compass(_ engine: StoreEngine, _ c: ([Double], [Double], Double, Double)) async throws {
+        let (forecasts, observed, bias, mae) = c
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let history = try HistoryBuilder(db: box.db, name: "Windy")
         let times = forecasts.indices.map { Self.t + Int64($0 + 1) * 3600 }

@@ -158,9 +158,11 @@ struct ModelNameTests {
         #expect(try object(shown.stdout)["models"] as? [String] == ["best_match"])
     }
 
-    @Test("--force keeps a model wxdb does not know, with a note; known models need no --force")
-    func forced() async throws {
-        let box = Sandbox()
+    @Test(
+        "--force keeps a model wxdb does not know, with a note; known models need no --force",
+        arguments: StoreEngine.all)
+    func forced(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         let add = await box.run(
             "locations", "add", "New", "--lat", "1", "--lon", "2", "--models", "icon_seamless,brand_new_model",
@@ -423,9 +425,9 @@ struct SmallThingsTests {
         #expect(again.stderrText.contains("then the observed weather from the archive API"))
     }
 
-    @Test("a name that differs only in case from two saved names is not guessed")
-    func ambiguousCase() async throws {
-        let box = Sandbox()
+    @Test("a name that differs only in case from two saved names is not guessed", arguments: StoreEngine.all)
+    func ambiguousCase(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         for name in ["Paris", "PARIS"] {
             #expect(await box.run("locations", "add", name, "--lat", "1", "--lon", "2").code == 0)

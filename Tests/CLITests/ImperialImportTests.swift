@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WxCLI
@@ -9,15 +10,17 @@ import Testing
 struct ImperialImportTests {
     @Test(
         "°F, inch and mph become °C, mm and km/h",
-        arguments: [
+        arguments: StoreEngine.all,
+        [
             // (export, time or date, column, metric value)
             ("daily", "2026-03-07", "temperature_2m_max", 17.61),  // 63.7 °F
             ("daily", "2026-03-07", "precipitation_sum", 38.61),  // 1.52 inch
             ("daily", "2026-03-07", "wind_speed_10m_max", 30.9),  // 19.2 mph
             ("hourly", "2026-03-04T05:00:00Z", "temperature_2m", 0)  // 32.0 °F at 00:00 −05:00
         ])
-    func metric(_ kind: String, _ key: String, _ name: String, _ expected: Double) async throws {
-        let box = Sandbox()
+    func metric(_ engine: StoreEngine, _ c: (String, String, String, Double)) async throws {
+        let (kind, key, name, expected) = c
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(
             await box.run(

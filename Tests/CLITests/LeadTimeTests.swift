@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -35,9 +36,11 @@ struct LeadTimeTests {
         return try #require(try parseJSON(result.stdout)["rows"]?.arrayValue?.first)
     }
 
-    @Test("verify leaves the hour before the issue time out of [0,6); persistence uses the issue hour's observation")
-    func verify() async throws {
-        let box = Sandbox()
+    @Test(
+        "verify leaves the hour before the issue time out of [0,6); persistence uses the issue hour's observation",
+        arguments: StoreEngine.all)
+    func verify(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         try Self.build(box)
         let row = try await firstBucket(box)
@@ -49,9 +52,9 @@ struct LeadTimeTests {
         #expect(row["persistence_n"]?.numberValue == 6)
     }
 
-    @Test("after a prune, verify gives the same [0,6) numbers")
-    func prune() async throws {
-        let box = Sandbox()
+    @Test("after a prune, verify gives the same [0,6) numbers", arguments: StoreEngine.all)
+    func prune(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let later = try Self.build(box)
         // The latest run keeps its rows whatever its age: a later one (hours no observation covers,
@@ -69,9 +72,9 @@ struct LeadTimeTests {
         #expect(near(row["bias"]?.numberValue, 1))
     }
 
-    @Test("query forecast gives the lead in fractional hours")
-    func forecast() async throws {
-        let box = Sandbox()
+    @Test("query forecast gives the lead in fractional hours", arguments: StoreEngine.all)
+    func forecast(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         try Self.build(box)
         let result = await box.run(
@@ -82,9 +85,9 @@ struct LeadTimeTests {
         #expect(near(run["lead_hours"]?.numberValue, 163.0 / 60))
     }
 
-    @Test("export pairs --format verif gives the lead in fractional hours")
-    func verifExport() async throws {
-        let box = Sandbox()
+    @Test("export pairs --format verif gives the lead in fractional hours", arguments: StoreEngine.all)
+    func verifExport(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         try Self.build(box)
         let result = await box.run("export", "pairs", "--location", "Quarter", "--format", "verif")
@@ -97,9 +100,9 @@ struct LeadTimeTests {
         #expect(near(Double(fields[1]), 43.0 / 60), "\(first)")
     }
 
-    @Test("export hourly and export pairs give the lead in fractional hours")
-    func exports() async throws {
-        let box = Sandbox()
+    @Test("export hourly and export pairs give the lead in fractional hours", arguments: StoreEngine.all)
+    func exports(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         try Self.build(box)
         for kind in ["hourly", "pairs"] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -38,9 +39,11 @@ struct LocalTimeTests {
             last: "2026-10-25T22:00:00Z", hours: 25)
     ]
 
-    @Test("export observations --from/--to select the hours a person in that zone means", arguments: cases)
-    func range(_ c: Case) async throws {
-        let box = Sandbox()
+    @Test(
+        "export observations --from/--to select the hours a person in that zone means",
+        arguments: StoreEngine.all, cases)
+    func range(_ engine: StoreEngine, _ c: Case) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", c.zone).code == 0)
         // Hourly observations (in UTC) from two days before to two days after the range's date.

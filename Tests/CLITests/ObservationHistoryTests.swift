@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WxCLI
@@ -25,9 +26,11 @@ struct ObservationHistoryTests {
         return path
     }
 
-    @Test("a CSV of precipitation only keeps the temperatures already observed at those hours")
-    func partialColumnsMerge() async throws {
-        let box = Sandbox()
+    @Test(
+        "a CSV of precipitation only keeps the temperatures already observed at those hours", arguments: StoreEngine.all
+    )
+    func partialColumnsMerge(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", "UTC").code == 0)
         let temperatures = try write(
@@ -41,9 +44,11 @@ struct ObservationHistoryTests {
         #expect(p["2026-11-01T00:00:00Z"] == "0.3" && p["2026-11-01T01:00:00Z"] == "0")
     }
 
-    @Test("importing an older saved forecast does not overwrite the analysis hours of a newer one")
-    func olderRecordingLoses() async throws {
-        let box = Sandbox()
+    @Test(
+        "importing an older saved forecast does not overwrite the analysis hours of a newer one",
+        arguments: StoreEngine.all)
+    func olderRecordingLoses(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(
@@ -64,9 +69,9 @@ struct ObservationHistoryTests {
         #expect(analysis.count == 24)
     }
 
-    @Test("a location with observations only is not removed without --purge")
-    func removeNeedsPurge() async throws {
-        let box = Sandbox()
+    @Test("a location with observations only is not removed without --purge", arguments: StoreEngine.all)
+    func removeNeedsPurge(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(await box.run("locations", "add", "Here", "--lat", "1", "--lon", "2", "--timezone", "UTC").code == 0)
         let path = try write(box, "t.csv", "time,temperature_2m\n2026-11-01T00:00Z,4.5\n")
@@ -74,8 +79,8 @@ struct ObservationHistoryTests {
         let refused = await box.run("locations", "remove", "Here")
         #expect(refused.code == 1)
         #expect(refused.stderrText.contains("--purge"), "\(refused.stderrText)")
-        #expect(try counts(box.db)["observations"] == 1)
+        #expect(try await box.count("observations") == 1)
         #expect(await box.run("locations", "remove", "Here", "--purge").code == 0)
-        #expect(try counts(box.db)["observations"] == 0)
+        #expect(try await box.count("observations") == 0)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WxCLI
@@ -9,9 +10,9 @@ import Testing
 struct PruneBatchTests {
     @Test(
         "two prune runs over neighbouring runs give the n, bias, MAE, RMSE, error SD and correlation of before",
-        arguments: [[], ["--by", "day"], ["--units", "imperial"]])
-    func twoPrunes(_ extra: [String]) async throws {
-        let box = Sandbox()
+        arguments: StoreEngine.all, [[], ["--by", "day"], ["--units", "imperial"]])
+    func twoPrunes(_ engine: StoreEngine, _ extra: [String]) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         _ = try GeneratedHistory.build(box)
         let before = try await box.verifyNumbers(extra)
@@ -27,9 +28,9 @@ struct PruneBatchTests {
 
     @Test(
         "two prune runs over runs an hour apart keep the contingency table and the Brier score",
-        arguments: ["precipitation", "precipitation_probability"])
-    func twoPrunesPrecipitation(_ variable: String) async throws {
-        let box = Sandbox()
+        arguments: StoreEngine.all, ["precipitation", "precipitation_probability"])
+    func twoPrunesPrecipitation(_ engine: StoreEngine, _ variable: String) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         let history = try HistoryBuilder(db: box.db, name: "Rainy")
         let t = QueryPrecipitationTests.T

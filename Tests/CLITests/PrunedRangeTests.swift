@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -8,9 +9,11 @@ import WxCore
 /// day is left out (and the note says how many), at either end of the range.
 @Suite("Verify over pruned runs with a range that cuts a day")
 struct PrunedRangeTests {
-    @Test("a --to inside a pruned day leaves that day out: nothing after --to is scored", arguments: ["from", "to"])
-    func cutDayLeftOut(_ cutEnd: String) async throws {
-        let box = Sandbox()
+    @Test(
+        "a --to inside a pruned day leaves that day out: nothing after --to is scored",
+        arguments: StoreEngine.all, ["from", "to"])
+    func cutDayLeftOut(_ engine: StoreEngine, _ cutEnd: String) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         _ = try GeneratedHistory.build(box)  // Testville is in Europe/Berlin
         box.now = Date(timeIntervalSince1970: TimeInterval(GeneratedHistory.issued(9) + 86400 * 3))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -89,9 +90,9 @@ struct GeneratedHistory {
 
 @Suite("wxdb query verify: acceptance on a generated history")
 struct QueryVerifyAcceptanceTests {
-    @Test("n, bias, MAE and RMSE per lead bucket match the generator's own numbers")
-    func verifyMatchesGenerator() async throws {
-        let sandbox = Sandbox()
+    @Test("n, bias, MAE and RMSE per lead bucket match the generator's own numbers", arguments: StoreEngine.all)
+    func verifyMatchesGenerator(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let result = await sandbox.run("query", "verify", "--location", "Testville", "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
@@ -120,9 +121,9 @@ struct QueryVerifyAcceptanceTests {
         #expect(rows.first(where: { $0["lead_from_h"]?.numberValue == 48 })?["n"]?.numberValue == 240)
     }
 
-    @Test("--units imperial scales the bias by 9/5 without the 32° offset")
-    func imperialBias() async throws {
-        let sandbox = Sandbox()
+    @Test("--units imperial scales the bias by 9/5 without the 32° offset", arguments: StoreEngine.all)
+    func imperialBias(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let metric = try parseJSON(
             await sandbox.run("query", "verify", "--location", "Testville", "--format", "json").stdout)
@@ -135,9 +136,9 @@ struct QueryVerifyAcceptanceTests {
         #expect(near(i["rmse"]?.numberValue, try #require(m["rmse"]?.numberValue) * 1.8))
     }
 
-    @Test("the table opens with a headline about 2–3 days out, warm, with n")
-    func headline() async throws {
-        let sandbox = Sandbox()
+    @Test("the table opens with a headline about 2–3 days out, warm, with n", arguments: StoreEngine.all)
+    func headline(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let result = await sandbox.run("query", "verify", "--location", "Testville")
         #expect(result.code == 0)
@@ -149,9 +150,9 @@ struct QueryVerifyAcceptanceTests {
         #expect(result.stdout.contains("bias") && result.stdout.contains("(°C)"))
     }
 
-    @Test("--by day and --by model group as asked; --from/--to filter on valid time")
-    func grouping() async throws {
-        let sandbox = Sandbox()
+    @Test("--by day and --by model group as asked; --from/--to filter on valid time", arguments: StoreEngine.all)
+    func grouping(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let byDay = try parseJSON(
             await sandbox.run("query", "verify", "--location", "Testville", "--by", "day", "--format", "json").stdout)
@@ -223,9 +224,9 @@ struct QueryPrecipitationTests {
         }
     }
 
-    @Test("POD, FAR, CSI and ETS from the hand-worked table")
-    func contingency() async throws {
-        let sandbox = Sandbox()
+    @Test("POD, FAR, CSI and ETS from the hand-worked table", arguments: StoreEngine.all)
+    func contingency(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         try Self.build(sandbox)
         let result = await sandbox.run(
             "query", "verify", "--location", "Rainy", "--var", "precipitation", "--format", "json")
@@ -241,9 +242,11 @@ struct QueryPrecipitationTests {
         #expect(near(row["ets"]?.numberValue, 0.2))
     }
 
-    @Test("a higher --threshold changes the table: at 0.25 mm only hours 1 and 3 are observed events")
-    func threshold() async throws {
-        let sandbox = Sandbox()
+    @Test(
+        "a higher --threshold changes the table: at 0.25 mm only hours 1 and 3 are observed events",
+        arguments: StoreEngine.all)
+    func threshold(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         try Self.build(sandbox)
         // forecast ≥ 0.25: hours 1, 5; observed ≥ 0.25: hour 1 → a = 1, b = 1, c = 0, d = 4
         let result = await sandbox.run(
@@ -255,9 +258,9 @@ struct QueryPrecipitationTests {
                 && row["d"]?.numberValue == 4)
     }
 
-    @Test("Brier score of precipitation_probability against observed precipitation")
-    func brier() async throws {
-        let sandbox = Sandbox()
+    @Test("Brier score of precipitation_probability against observed precipitation", arguments: StoreEngine.all)
+    func brier(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         try Self.build(sandbox)
         let result = await sandbox.run(
             "query", "verify", "--location", "Rainy", "--var", "precipitation_probability", "--format", "json")
@@ -270,9 +273,9 @@ struct QueryPrecipitationTests {
 
 @Suite("wxdb query runs, forecast and trend")
 struct QueryOtherCommandsTests {
-    @Test("runs lists every run once, with the repeated fetch counted")
-    func runs() async throws {
-        let sandbox = Sandbox()
+    @Test("runs lists every run once, with the repeated fetch counted", arguments: StoreEngine.all)
+    func runs(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let result = await sandbox.run("query", "runs", "--location", "Testville", "--format", "json")
         #expect(result.code == 0, "\(result.stderrText)")
@@ -289,9 +292,11 @@ struct QueryOtherCommandsTests {
         #expect(table.stdout.contains("issued (Europe/Berlin)"))
     }
 
-    @Test("forecast shows each run's value for the hour, its lead and change, and the observation")
-    func forecastConvergence() async throws {
-        let sandbox = Sandbox()
+    @Test(
+        "forecast shows each run's value for the hour, its lead and change, and the observation",
+        arguments: StoreEngine.all)
+    func forecastConvergence(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let at = GeneratedHistory.t0 + 30 * 3600
         let result = await sandbox.run(
@@ -321,9 +326,9 @@ struct QueryOtherCommandsTests {
         #expect(table.stderrText.contains("1 run(s) issued after this hour"))
     }
 
-    @Test("forecast labels weather codes and wind directions in tables")
-    func labels() async throws {
-        let sandbox = Sandbox()
+    @Test("forecast labels weather codes and wind directions in tables", arguments: StoreEngine.all)
+    func labels(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         let history = try HistoryBuilder(db: sandbox.db, name: "Windy")
         let t: Int64 = 1_780_000_000 / 3600 * 3600
         try history.storeRun(
@@ -339,9 +344,11 @@ struct QueryOtherCommandsTests {
         #expect(wind.stdout.contains("Observed: none stored for this hour."))
     }
 
-    @Test("trend takes the run closest to the lead (the earlier on a tie) and keeps a running bias")
-    func trend() async throws {
-        let sandbox = Sandbox()
+    @Test(
+        "trend takes the run closest to the lead (the earlier on a tie) and keeps a running bias",
+        arguments: StoreEngine.all)
+    func trend(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let result = await sandbox.run(
             "query", "trend", "--location", "Testville", "--var", "temperature_2m", "--lead", "24", "--format", "json")
@@ -379,9 +386,9 @@ struct QueryOtherCommandsTests {
         #expect(table.stdout.hasPrefix("best_match forecasts issued 24 h ahead ran"))
     }
 
-    @Test("a weather code far outside WMO's range prints as a number instead of crashing")
-    func hugeWeatherCode() async throws {
-        let box = Sandbox()
+    @Test("a weather code far outside WMO's range prints as a number instead of crashing", arguments: StoreEngine.all)
+    func hugeWeatherCode(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         let history = try HistoryBuilder(db: box.db, name: "Odd")
         let t: Int64 = 1_780_000_000 / 3600 * 3600
         try history.storeRun(issuedAt: t, fetchedAt: t, times: [t + 3600], columns: ["weather_code": [1e300]])
@@ -405,12 +412,13 @@ struct QueryErrorTests {
 
     @Test(
         "unknown location",
-        arguments: [
+        arguments: StoreEngine.all,
+        [
             ["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"],
             ["forecast", "--at", "2026-01-01T00:00Z"]
         ])
-    func unknownLocation(_ args: [String]) async throws {
-        let sandbox = Sandbox()
+    func unknownLocation(_ engine: StoreEngine, _ args: [String]) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try HistoryBuilder(db: sandbox.db, name: "Berlin")
         let result = await sandbox.run(["query"] + args + ["--location", "Nowhere"])
         #expect(result.code == 1)
@@ -419,18 +427,20 @@ struct QueryErrorTests {
 
     @Test(
         "a location without runs",
-        arguments: [["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"]])
-    func noRuns(_ args: [String]) async throws {
-        let sandbox = Sandbox()
+        arguments: StoreEngine.all, [["runs"], ["verify"], ["trend", "--var", "temperature_2m", "--lead", "24"]])
+    func noRuns(_ engine: StoreEngine, _ args: [String]) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try HistoryBuilder(db: sandbox.db, name: "Berlin")
         let result = await sandbox.run(["query"] + args + ["--location", "Berlin"])
         #expect(result.code == 1)
         #expect(result.stderrText.contains("no forecast runs stored for Berlin; run 'wxdb ingest --location Berlin'"))
     }
 
-    @Test("runs but no observations; a source that is not stored; observations at other hours")
-    func noObservations() async throws {
-        let sandbox = Sandbox()
+    @Test(
+        "runs but no observations; a source that is not stored; observations at other hours", arguments: StoreEngine.all
+    )
+    func noObservations(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         let history = try HistoryBuilder(db: sandbox.db, name: "Berlin")
         let t: Int64 = 1_780_000_000 / 3600 * 3600
         try history.storeRun(
@@ -457,9 +467,9 @@ struct QueryErrorTests {
         #expect(trend.stderrText.contains("has an observation"))
     }
 
-    @Test("an hour no run forecasts")
-    func noForecastForHour() async throws {
-        let sandbox = Sandbox()
+    @Test("an hour no run forecasts", arguments: StoreEngine.all)
+    func noForecastForHour(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let result = await sandbox.run("query", "forecast", "--location", "Testville", "--at", "2001-01-01T00:00Z")
         #expect(result.code == 1)
@@ -468,9 +478,9 @@ struct QueryErrorTests {
                 "no stored run forecasts Testville at 2001-01-01T00:00:00Z (stored forecasts cover"))
     }
 
-    @Test("usage mistakes exit 64")
-    func usage() async throws {
-        let sandbox = Sandbox()
+    @Test("usage mistakes exit 64", arguments: StoreEngine.all)
+    func usage(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try HistoryBuilder(db: sandbox.db, name: "Berlin")
         #expect(await sandbox.run("query", "verify", "--location", "Berlin", "--var", "snow").code == 64)
         #expect(await sandbox.run("query", "verify", "--location", "Berlin", "--by", "week").code == 64)

@@ -3,15 +3,17 @@ import Testing
 import WxStore
 import WxStoreSQLite
 
+@testable import WxCLI
 @testable import WxCore
 
-/// Builds forecast histories straight through the store API, for the `wxdb query` tests.
+/// Builds forecast histories straight through the store API, for the `wxdb query` tests, on the
+/// engine `db` names (a SQLite path, or a PostgreSQL connection string as `Sandbox(engine:)` makes).
 struct HistoryBuilder {
-    let store: SQLiteStore
+    let store: any Store
     let location: Location
 
     init(db: String, name: String = "Testville", timezone: String = "UTC", models: [String] = ["best_match"]) throws {
-        store = try SQLiteStore.open(path: db)
+        store = try StoreEngines.open(db, create: true, busyTimeoutMilliseconds: 5000, access: .write)
         location = try store.addLocation(
             name: name, latitude: 52.5, longitude: 13.4, elevation: 40,
             timezone: timezone, models: models, now: 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -13,8 +14,8 @@ struct ReimportTests {
     static let runB: @Sendable (Int64) -> Double = { 12 + Double(($0 / 3600) % 7) / 10 }
 
     /// A sandbox with one location and hourly station temperatures over the test's days.
-    func setUp() async throws -> Sandbox {
-        let box = Sandbox()
+    func setUp(_ engine: StoreEngine) async throws -> Sandbox {
+        let box = try Sandbox(engine: engine)
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
         let csv = try box.write(
@@ -40,9 +41,11 @@ struct ReimportTests {
         try await box.count("forecast_runs")
     }
 
-    @Test("an old response re-imported after its run took a moved window and a newer run arrived is repeated")
-    func movedWindowThenNewerRun() async throws {
-        let box = try await setUp()
+    @Test(
+        "an old response re-imported after its run took a moved window and a newer run arrived is repeated",
+        arguments: StoreEngine.all)
+    func movedWindowThenNewerRun(_ engine: StoreEngine) async throws {
+        let box = try await setUp(engine)
         defer { box.remove() }
         let d = Self.day0
         let orig = TestResponse(start: d, hours: 72, temperature: Self.runA)
@@ -62,9 +65,11 @@ struct ReimportTests {
         #expect(await verify(box) == before)
     }
 
-    @Test("after prune, a response of a pruned run (even one it took as a moved window) is still recognised")
-    func afterPrune() async throws {
-        let box = try await setUp()
+    @Test(
+        "after prune, a response of a pruned run (even one it took as a moved window) is still recognised",
+        arguments: StoreEngine.all)
+    func afterPrune(_ engine: StoreEngine) async throws {
+        let box = try await setUp(engine)
         defer { box.remove() }
         let d = Self.day0
         let orig = TestResponse(start: d, hours: 72, temperature: Self.runA)
@@ -84,9 +89,10 @@ struct ReimportTests {
     }
 
     @Test(
-        "the same model run under another UTC offset (DST, a new time zone) is one run", arguments: [3600, -3600, 7200])
-    func anotherOffset(_ offset: Int) async throws {
-        let box = try await setUp()
+        "the same model run under another UTC offset (DST, a new time zone) is one run",
+        arguments: StoreEngine.all, [3600, -3600, 7200])
+    func anotherOffset(_ engine: StoreEngine, _ offset: Int) async throws {
+        let box = try await setUp(engine)
         defer { box.remove() }
         let d = Self.day0
         let utc = TestResponse(offset: 0, start: d, hours: 96, temperature: Self.runA)
@@ -105,9 +111,11 @@ struct ReimportTests {
         #expect(try await runCount(box) == 1)
     }
 
-    @Test("re-importing a whole archive with its original fetch times stores nothing and changes no score")
-    func archiveReimport() async throws {
-        let box = try await setUp()
+    @Test(
+        "re-importing a whole archive with its original fetch times stores nothing and changes no score",
+        arguments: StoreEngine.all)
+    func archiveReimport(_ engine: StoreEngine) async throws {
+        let box = try await setUp(engine)
         defer { box.remove() }
         let d = Self.day0
         // Three model runs, each seen at its first fetch and again after the window moved at midnight.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WxCLI
@@ -21,9 +22,11 @@ struct RepeatedContentTests {
             .filter { $0[dateColumn] == date }.map { $0[maxColumn] }
     }
 
-    @Test("the same hours with different daily values are a new run, and both runs' days are exported")
-    func dailyOnlyChange() async throws {
-        let box = Sandbox()
+    @Test(
+        "the same hours with different daily values are a new run, and both runs' days are exported",
+        arguments: StoreEngine.all)
+    func dailyOnlyChange(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(
@@ -66,9 +69,11 @@ struct RepeatedIssueTimeTests {
         return (runs.first?["issued_at"]?.stringValue, runs.first?["first_fetch"]?.stringValue)
     }
 
-    @Test("a later fetch of the same content keeps the issue time; an earlier saved copy moves it back")
-    func earliestFetchWins() async throws {
-        let box = Sandbox()
+    @Test(
+        "a later fetch of the same content keeps the issue time; an earlier saved copy moves it back",
+        arguments: StoreEngine.all)
+    func earliestFetchWins(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         box.now = afterFixtures  // the fixture's fetch times are not in the future
         defer { try? FileManager.default.removeItem(at: box.folder) }
         #expect(

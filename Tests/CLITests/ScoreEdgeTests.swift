@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxSQLite
@@ -15,9 +16,11 @@ struct ScoreEdgeTests {
         Array(text.split(separator: "\r\n").dropFirst())
     }
 
-    @Test("prune, then a new time zone: verify over one new local day counts each stored pair once")
-    func pruneThenTimezone() async throws {
-        let box = Sandbox()
+    @Test(
+        "prune, then a new time zone: verify over one new local day counts each stored pair once",
+        arguments: StoreEngine.all)
+    func pruneThenTimezone(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
@@ -70,9 +73,11 @@ struct ScoreEdgeTests {
         }
     }
 
-    @Test("consistency --by day: lead days are half-open, so a 48 h lead counts in the second day only")
-    func consistencyLeadDays() async throws {
-        let box = Sandbox()
+    @Test(
+        "consistency --by day: lead days are half-open, so a 48 h lead counts in the second day only",
+        arguments: StoreEngine.all)
+    func consistencyLeadDays(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
@@ -96,9 +101,11 @@ struct ScoreEdgeTests {
         #expect(ffi(48) == 10)
     }
 
-    @Test("consistency: median and 90th percentile are taken over the hours' indices in order of size")
-    func consistencyQuantiles() async throws {
-        let box = Sandbox()
+    @Test(
+        "consistency: median and 90th percentile are taken over the hours' indices in order of size",
+        arguments: StoreEngine.all)
+    func consistencyQuantiles(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
@@ -147,9 +154,11 @@ struct ScoreEdgeTests {
         #expect(current[noon]?["precipitation"] == stored)
     }
 
-    @Test("report on a pruned database says on the reliability chart that pruned runs are not in its bins")
-    func reliabilityPopulation() async throws {
-        let box = Sandbox()
+    @Test(
+        "report on a pruned database says on the reliability chart that pruned runs are not in its bins",
+        arguments: StoreEngine.all)
+    func reliabilityPopulation(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
@@ -185,9 +194,11 @@ struct ScoreEdgeTests {
         #expect(pruned.stdout.contains("1 pruned run(s) kept only their sums"), "\(pruned.stdout.suffix(3000))")
     }
 
-    @Test("wind direction: bias and MAE the short way round; circular means, not arithmetic ones, and no Pearson r")
-    func windDirection() async throws {
-        let box = Sandbox()
+    @Test(
+        "wind direction: bias and MAE the short way round; circular means, not arithmetic ones, and no Pearson r",
+        arguments: StoreEngine.all)
+    func windDirection(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         #expect(
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)

@@ -11,6 +11,12 @@ import WxStoreSQLite
 // must look at the rows themselves, or tamper with the file, go through TestSupport's SQLiteBackdoor.
 
 extension Sandbox {
+    /// The sandbox's database opened for reading, on whichever engine it is.
+    func readStore() throws -> any Store {
+        guard PostgresTarget.conninfo(db) != nil else { return try SQLiteStore.openReadOnly(path: db) }
+        return try StoreEngines.open(db, create: false, busyTimeoutMilliseconds: 5000, access: .read)
+    }
+
     /// The row counts `wxdb stats --format json` prints, by table. The hourly and daily forecasts are
     /// counted from the stored runs' own counts (pruned runs have none), as `stats` counts them.
     func tableCounts() async throws -> [String: Int64] {
@@ -32,7 +38,7 @@ extension Sandbox {
     /// Every location's runs, in the order they were stored, as the Store describes them to every
     /// engine's callers (`query runs` prints the same fields): issue time and its source, fetches, hours.
     func storedRuns() throws -> [RunSummary] {
-        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        let store = try readStore()
         return try store.locations().flatMap {
             try store.runSummaries(locationID: $0.id, model: nil, issuedFrom: .min, issuedTo: .max)
         }.sorted { $0.id < $1.id }
@@ -40,13 +46,13 @@ extension Sandbox {
 
     /// Every saved location as the Store keeps it (zone, elevation, models), in the order added.
     func storedLocations() throws -> [Location] {
-        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        let store = try readStore()
         return try store.locations()
     }
 
     /// The names of the locations that have at least one stored run.
     func locationsWithRuns() throws -> [String] {
-        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        let store = try readStore()
         return try store.locations().filter { try store.runCount(locationID: $0.id, model: nil) > 0 }.map(\.name)
     }
 
@@ -76,7 +82,7 @@ extension Sandbox {
 
     /// The observation sources stored for `location`, sorted.
     func observationSources(_ location: String) throws -> [String] {
-        let store: any Store = try SQLiteStore.openReadOnly(path: db)
+        let store = try readStore()
         let found = try #require(try store.location(named: location))
         return try store.observationSources(locationID: found.id).sorted()
     }

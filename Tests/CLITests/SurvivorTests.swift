@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 import WxQueries
@@ -18,9 +19,11 @@ struct SurvivorTests {
             await box.run("locations", "add", "Here", "--lat", "52.5", "--lon", "13.4", "--timezone", "UTC").code == 0)
     }
 
-    @Test("rewriting the observation in the hour before a run's issue time moves that run's persistence reference")
-    func persistenceAfterRewrittenSpan() async throws {
-        let box = Sandbox()
+    @Test(
+        "rewriting the observation in the hour before a run's issue time moves that run's persistence reference",
+        arguments: StoreEngine.all)
+    func persistenceAfterRewrittenSpan(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         await newLocation(box)
         let d = Self.day
@@ -91,9 +94,11 @@ struct SurvivorTests {
         return values
     }
 
-    @Test("report: the dashed line of the errors chart is the bias (on zero for errors of ±1), not the MAE")
-    func reportBiasLine() async throws {
-        let box = Sandbox()
+    @Test(
+        "report: the dashed line of the errors chart is the bias (on zero for errors of ±1), not the MAE",
+        arguments: StoreEngine.all)
+    func reportBiasLine(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         await newLocation(box)
         let d = Self.day
@@ -119,9 +124,11 @@ struct SurvivorTests {
         #expect(group.contains("lead 0–6 h, 0 °C"))
     }
 
-    @Test("report: with fetches every 3 h, a 9 h gap misses the 6 hours after the usual interval")
-    func coverageCadence() async throws {
-        let box = Sandbox()
+    @Test(
+        "report: with fetches every 3 h, a 9 h gap misses the 6 hours after the usual interval",
+        arguments: StoreEngine.all)
+    func coverageCadence(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         await newLocation(box)
         let d = Self.day
@@ -159,9 +166,11 @@ struct SurvivorTests {
         #expect(abs(index - expected) < 1e-12)
     }
 
-    @Test("consistency of wind direction through the command: runs alternating 350° and 10° flip-flop by 20°")
-    func angularConsistency() async throws {
-        let box = Sandbox()
+    @Test(
+        "consistency of wind direction through the command: runs alternating 350° and 10° flip-flop by 20°",
+        arguments: StoreEngine.all)
+    func angularConsistency(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         await newLocation(box)
         let valid = Self.day
@@ -184,9 +193,11 @@ struct SurvivorTests {
         #expect(near(row["flip_flop_index"]?.numberValue, 20, 1e-12))
     }
 
-    @Test("trend --every day: a day's observed and forecast values are the means of its hours")
-    func trendDailyMeans() async throws {
-        let box = Sandbox()
+    @Test(
+        "trend --every day: a day's observed and forecast values are the means of its hours", arguments: StoreEngine.all
+    )
+    func trendDailyMeans(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         await newLocation(box)
         let d = Self.day
@@ -207,9 +218,9 @@ struct SurvivorTests {
         #expect(near(row["error"]?.numberValue, 14.25, 1e-9))
     }
 
-    @Test("report: a 45 % probability forecast is in the reliability diagram's 40-50 % bin")
-    func reliabilityBins() async throws {
-        let box = Sandbox()
+    @Test("report: a 45 % probability forecast is in the reliability diagram's 40-50 % bin", arguments: StoreEngine.all)
+    func reliabilityBins(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         defer { box.remove() }
         await newLocation(box)
         let d = Self.day

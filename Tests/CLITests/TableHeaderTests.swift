@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("table headers name the unit once")
@@ -10,9 +11,11 @@ struct TableHeaderTests {
         return String(lines[rule - 1])
     }
 
-    @Test("verify: °C once, at the end of the header line, not in every header; the CSV header as it was")
-    func onceInTheHeader() async throws {
-        let sandbox = Sandbox()
+    @Test(
+        "verify: °C once, at the end of the header line, not in every header; the CSV header as it was",
+        arguments: StoreEngine.all)
+    func onceInTheHeader(_ engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(sandbox)
         let verify = await sandbox.run("query", "verify", "--location", "Testville", "--wide")
         #expect(verify.code == 0, "\(verify.stderrText)")

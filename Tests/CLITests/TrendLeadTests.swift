@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxCore
 
@@ -11,9 +12,9 @@ import WxCore
 struct TrendLeadTests {
     @Test(
         "with several runs inside the tolerance, each hour's lead is the closest to --lead (the earlier run on a tie)",
-        arguments: [24.0, 72.0])
-    func closestRun(_ lead: Double) async throws {
-        let box = Sandbox()
+        arguments: StoreEngine.all, [24.0, 72.0])
+    func closestRun(_ engine: StoreEngine, _ lead: Double) async throws {
+        let box = try Sandbox(engine: engine)
         defer { try? FileManager.default.removeItem(at: box.folder) }
         _ = try GeneratedHistory.build(box)
         let result = await box.run(

@@ -17,9 +17,9 @@ let verifExecutable: String? = {
 struct VerifInteropTests {
     @Test(
         "verif reads the verif export, and its MAE per lead time agrees with wxdb's pairs",
-        .enabled(if: verifExecutable != nil, "verif is not installed (pip install verif)"))
-    func verifAgrees() async throws {
-        let box = Sandbox()
+        .enabled(if: verifExecutable != nil, "verif is not installed (pip install verif)"), arguments: StoreEngine.all)
+    func verifAgrees(_ engine: StoreEngine) async throws {
+        let box = try Sandbox(engine: engine)
         _ = try GeneratedHistory.build(box)
         let file = box.folder.appendingPathComponent("testville verif.txt").path
         let exported = await box.run(

@@ -95,33 +95,153 @@ struct PostgresFaultTests {
     }
 
     @Test(
-        "the session ended between two runs (as a server restart ends it): the next store says so and stores nothing; a new connection stores it"
+        "the session ended between two runs (as a server restart ends it): the next store reconnects and stores it whole"
     )
     func sessionEndedBetweenRuns() throws {
-        let (storer, admin, berlin, first, conninfo) = try setUp()
+        let (storer, admin, berlin, first, _) = try setUp()
         try admin.unlockLocation(berlin.id)
         _ = try storer.store(first, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
         let runs = try admin.db.scalarInt("SELECT count(*) FROM forecast_runs")
-        let kept = try keptRows(admin)
         #expect(
             try admin.db.firstRow("SELECT pg_terminate_backend($1)", [.integer(Int64(storer.db.backendPID))]) {
                 $0.bool(0)
             } == true)
+        // The session is gone once the backend's process is: wait for that, as a restart waits.
+        let old = Int64(storer.db.backendPID)
+        while try admin.db.scalarInt("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [.integer(old)]) != 0 {
+            usleep(20_000)
+        }
         let second = try syntheticResponse(
             models: ["best_match", "gfs_seamless"], start: t0 - 18 * hour, hours: 96, seed: 2, current: t0 + 6 * hour)
-        do {
-            _ = try storer.store(second, for: berlin, fetch: FetchRecord(fetchedAt: t0 + 6 * hour, origin: .fetch))
-            Issue.record("a store on an ended session succeeded")
-        } catch let error as PostgresError {
-            #expect(error.kind == .connectionLost)
-            #expect("\(error)".contains("run the command again"))
-        }
-        #expect(try admin.db.scalarInt("SELECT count(*) FROM forecast_runs") == runs)
-        #expect(try keptRows(admin) == kept)
-        let next = try PostgresEngine(conninfo: conninfo, now: 0)
-        _ = try next.store(second, for: berlin, fetch: FetchRecord(fetchedAt: t0 + 6 * hour, origin: .fetch))
+        let outcomes = try storer.store(
+            second, for: berlin, fetch: FetchRecord(fetchedAt: t0 + 6 * hour, origin: .fetch))
+        #expect(outcomes.map(\.kind) == [.stored, .stored])
+        #expect(storer.db.reconnects == 1)
+        #expect(Int64(storer.db.backendPID) != old)
         #expect(try admin.db.scalarInt("SELECT count(*) FROM forecast_runs") == (runs ?? 0) + 2)
         let diff = differences(try keptRows(admin), try recomputed(admin, location: berlin.id))
         #expect(diff.isEmpty, "\(diff.count) differ: \(diff.prefix(12))")
+    }
+}
+
+/// One private server for the suite below, which stops and starts it (the shared one serves
+/// every suite at once). Removed when the test process exits.
+let restartingServer = Result { try PostgresServer.makePrivate() }
+
+/// The suite's server, started again when a test that failed left it stopped.
+func runningRestartServer() throws -> PostgresServer {
+    let server = try restartingServer.get()
+    if (try? PostgresConnection(conninfo: server.conninfo())) == nil { try server.start() }
+    return server
+}
+
+@Suite(
+    "PostgreSQL engine: the server stopped and restarted between runs",
+    .serialized, .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
+struct PostgresRestartTests {
+    func counts(_ conninfo: String) throws -> [Int64] {
+        let db = try PostgresConnection(conninfo: conninfo)
+        return try ["forecast_runs", "hourly_forecasts", "run_content_hashes", "fetch_log", "verification_summaries"]
+            .map { try db.scalarInt("SELECT count(*) FROM " + $0) ?? -1 }
+    }
+
+    @Test(
+        "the server restarted after the first location's run is stored: the same connection stores the later runs, nothing doubled"
+    )
+    func restartedBetweenRuns() throws {
+        let server = try runningRestartServer()
+        let conninfo = server.conninfo(database: try server.createDatabase("restart"))
+        let engine = try PostgresEngine(conninfo: conninfo, now: 0)
+        let places = try [("Berlin", 52.52, 13.41), ("Hamburg", 53.55, 9.99), ("Munich", 48.14, 11.58)].map {
+            try engine.addLocation(
+                name: $0.0, latitude: $0.1, longitude: $0.2, elevation: nil, timezone: "GMT", models: [], now: 0)
+        }
+        let responses = try places.indices.map {
+            try syntheticResponse(
+                models: ["best_match", "gfs_seamless"], start: t0 - 24 * hour, hours: 96, seed: 10 + $0, current: t0)
+        }
+        let fetch = FetchRecord(fetchedAt: t0, origin: .fetch)
+        #expect(try engine.store(responses[0], for: places[0], fetch: fetch).count == 2)
+        try server.stop()
+        try server.start()
+        for index in 1..<places.count {
+            #expect(
+                try engine.store(responses[index], for: places[index], fetch: fetch).map(\.kind) == [.stored, .stored])
+        }
+        #expect(engine.db.reconnects == 1)
+        let after = try counts(conninfo)
+        #expect(after[0] == 6 && after[3] == 6, "\(after)")
+        // The same responses again: repeats, one more fetch-log row each, no run doubled.
+        for index in places.indices {
+            #expect(
+                try engine.store(responses[index], for: places[index], fetch: fetch).map(\.kind) == [
+                    .repeated, .repeated
+                ])
+        }
+        let again = try counts(conninfo)
+        #expect(again[0] == 6 && again[1] == after[1] && again[2] == after[2] && again[4] == after[4], "\(again)")
+        for place in places {
+            let kept = try engine.db.rows(
+                "SELECT \(keptKey), " + keptColumns.joined(separator: ", ")
+                    + " FROM verification_summaries WHERE location_id = $1 ORDER BY 1", [.integer(place.id)]
+            ) { row in KeptRow(key: row.string(0), values: keptColumns.indices.map { row.optionalDouble($0 + 1) }) }
+            let diff = differences(kept, try recomputed(engine, location: place.id))
+            #expect(diff.isEmpty, "\(place.name): \(diff.prefix(6))")
+        }
+    }
+
+    @Test(
+        "a store while the server is down fails with an Error saying to start it, no password shown, nothing stored; once it is up the same connection stores it"
+    )
+    func storeWhileStopped() throws {
+        let server = try runningRestartServer()
+        let name = try server.createDatabase("stopped")
+        let conninfo = server.tcpURI(database: name)
+        let engine = try PostgresEngine(conninfo: conninfo, now: 0)
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: nil, timezone: "GMT", models: [], now: 0)
+        let response = try syntheticResponse(
+            models: ["best_match", "gfs_seamless"], start: t0 - 24 * hour, hours: 96, seed: 3, current: t0)
+        let before = try counts(conninfo)
+        try server.stop()
+        var failed: PostgresError?
+        do {
+            _ = try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+        } catch let error as PostgresError {
+            failed = error
+        }
+        // A second try while it is still down says the same (the connection is not left half-open).
+        #expect(throws: PostgresError.self) {
+            try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+        }
+        try server.start()
+        #expect(failed?.kind == .serverNotRunning, "\(String(describing: failed))")
+        #expect(failed.map { "\($0)" }?.contains("Start the server") == true, "\(String(describing: failed))")
+        #expect(failed.map { "\($0)".contains(server.password) } == false)
+        #expect(try counts(conninfo) == before)
+        #expect(try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch)).count == 2)
+        #expect(try counts(conninfo)[0] == before[0] + 2)
+    }
+
+    @Test("a transaction cut off by a restart is not resumed on the new session: the caller hears of it")
+    func notInsideATransaction() throws {
+        let server = try runningRestartServer()
+        let conninfo = server.conninfo(database: try server.createDatabase("midway"))
+        let db = try PostgresConnection(conninfo: conninfo)
+        try db.execute("CREATE TABLE t (n int)")
+        var thrown: PostgresError?
+        do {
+            try db.transaction {
+                try db.run("INSERT INTO t VALUES (1)")
+                try server.stop()
+                try server.start()
+                try db.run("INSERT INTO t VALUES (2)")
+            }
+        } catch let error as PostgresError {
+            thrown = error
+        }
+        #expect(thrown?.kind == .connectionLost, "\(String(describing: thrown))")
+        #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
+        #expect(db.reconnects == 1)
     }
 }

@@ -1,7 +1,8 @@
 // A throwaway PostgreSQL server for the tests, as the replay server stands in for Open-Meteo:
 // `initdb` into a scratch folder, a free port on 127.0.0.1, the socket in that folder. As root it
 // runs as the `postgres` user (the server refuses to run as root). One server per test process,
-// started by the first test that asks, shared, stopped and deleted when the process exits.
+// started by the first test that asks, shared, stopped and deleted when the process exits. A test
+// that stops and starts its server (a restart between runs) makes a private one (`makePrivate`).
 // Where PostgreSQL's programs are missing its tests are skipped with the reason, except under
 // CI=true, where they run and fail.
 import Foundation
@@ -22,6 +23,8 @@ public final class PostgresServer: Sendable {
     /// The folder holding the data directory, the socket and the log.
     public let folder: String
     public let port: Int
+    /// pg_ctl's start command (same data folder, port and options every time).
+    private let startCommand: String
     /// The superuser every test connects as.
     public let user = "wxdb"
     /// Its password, for TCP connections (the socket trusts local users; TCP wants the password).
@@ -68,6 +71,10 @@ public final class PostgresServer: Sendable {
     /// The shared server, started on first use.
     public static func shared() throws -> PostgresServer { try started.get() }
 
+    /// A server of the caller's own, which it may stop and start (the shared one serves every
+    /// suite at once); stopped and deleted by `remove()`, or when the process exits.
+    public static func makePrivate() throws -> PostgresServer { try PostgresServer() }
+
     private static let asRoot = getuid() == 0
 
     private init() throws {
@@ -90,27 +97,48 @@ public final class PostgresServer: Sendable {
             }
         }
         let stop = "\(programs)/pg_ctl -D \(data) -m immediate -s stop >/dev/null 2>&1"
-        Self.toRemove = (Self.asRoot ? "runuser -u postgres -- " : "") + stop + "; rm -rf \(folder)"
-        atexit { PostgresServer.stop() }
+        Self.addRemoval(folder, (Self.asRoot ? "runuser -u postgres -- " : "") + stop + "; rm -rf \(folder)")
         let initdb =
             "\(programs)/initdb -D \(data) -U \(user) --pwfile=\(folder)/pwfile --auth-local=trust"
             + " --auth-host=scram-sha-256 -E UTF8 --locale=C --no-sync --no-instructions"
         guard Self.run(initdb, log: folder + "/initdb.log") == 0 else {
             throw PostgresServerError(description: "initdb failed; see \(folder)/initdb.log")
         }
-        var lastPort = 0
         for _ in 0..<5 {
-            lastPort = Self.freePort()
+            let port = Self.freePort()
             let options =
-                "-p \(lastPort) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off"
+                "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off"
                 + " -c full_page_writes=off -c max_connections=60 -c shared_buffers=32MB"
             let start = "\(programs)/pg_ctl -D \(data) -l \(folder)/server.log -w -t 120 -s -o '\(options)' start"
             if Self.run(start, log: folder + "/pg_ctl.log") == 0 {
-                port = lastPort
+                self.port = port
+                startCommand = start
                 return
             }
         }
         throw PostgresServerError(description: "the test PostgreSQL server did not start; see \(folder)/server.log")
+    }
+
+    /// Stops the server as `pg_ctl stop` does by default (fast: every session is ended, as by a
+    /// restart or a shutdown), waiting until it is down; the data folder and port stay.
+    public func stop() throws {
+        guard let programs = Self.programs,
+            Self.run("\(programs)/pg_ctl -D \(folder)/data -m fast -w -t 120 -s stop", log: folder + "/stop.log") == 0
+        else { throw PostgresServerError(description: "pg_ctl stop failed; see \(folder)/stop.log") }
+    }
+
+    /// Starts it again on the same data folder and port, waiting until it takes connections.
+    public func start() throws {
+        guard Self.run(startCommand, log: folder + "/pg_ctl.log") == 0 else {
+            throw PostgresServerError(
+                description: "the test PostgreSQL server did not restart; see \(folder)/server.log")
+        }
+    }
+
+    /// Stops a private server and deletes its folder.
+    public func remove() {
+        guard let command = Self.removal(folder) else { return }
+        _ = Self.shell(command)
     }
 
     /// Stops and deletes the servers of test processes that died without their exit handler (a
@@ -162,11 +190,29 @@ public final class PostgresServer: Sendable {
         return status == -1 ? -1 : (status >> 8) & 0xFF
     }
 
-    nonisolated(unsafe) private static var toRemove: String?
+    private static let removals = NSLock()
+    /// What stops and deletes each server still running, by folder.
+    nonisolated(unsafe) private static var toRemove: [String: String] = [:]
 
-    private static func stop() {
-        if let command = toRemove { _ = system(command) }
-        toRemove = nil
+    private static func addRemoval(_ folder: String, _ command: String) {
+        let first = removals.withLock {
+            defer { toRemove[folder] = command }
+            return toRemove.isEmpty
+        }
+        if first { atexit { PostgresServer.removeAll() } }
+    }
+
+    /// Takes the folder's removal command off the exit list.
+    private static func removal(_ folder: String) -> String? {
+        removals.withLock { toRemove.removeValue(forKey: folder) }
+    }
+
+    private static func removeAll() {
+        let commands = removals.withLock {
+            defer { toRemove.removeAll() }
+            return Array(toRemove.values)
+        }
+        for command in commands { _ = system(command) }
     }
 
     /// A port nothing listens on now (the kernel's choice for port 0).
