@@ -47,7 +47,8 @@ let package = Package(
         // zlib only for their gzip downloads.
         .target(name: "WxStations", dependencies: ["WxCore", "CZlib"], path: "Sources/Stations"),
         // The Store protocol and its domain types, engine-neutral: what every command uses.
-        .target(name: "WxStore", dependencies: ["WxCore"], path: "Sources/Store"),
+        // zlib for the ensemble members' packed format (MemberBlob), which both engines store.
+        .target(name: "WxStore", dependencies: ["WxCore", "CZlib"], path: "Sources/Store"),
         // The SQLite engine (SQLiteStore): schema, migrations, SQL, the kept sums' upkeep.
         .target(
             name: "WxStoreSQLite", dependencies: ["WxSQLite", "WxCore", "WxStore", "CZlib"], path: "Sources/StoreSQLite"
@@ -87,7 +88,9 @@ let package = Package(
             dependencies: ["WxFetcher", "WxReplay", "WxCore", "WxStore", "WxStoreSQLite", "WxSQLite", "TestSupport"]),
         .testTarget(
             name: "QueriesTests",
-            dependencies: ["WxQueries", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport"]),
+            dependencies: [
+                "WxQueries", "WxStore", "WxStoreSQLite", "WxSQLite", "WxCore", "TestSupport", "WxPostgresStore"
+            ]),
         .testTarget(name: "ChartsTests", dependencies: ["WxCharts"]),
         .testTarget(
             name: "PostgresTests",

@@ -329,10 +329,11 @@ enum DoctorCommand {
     /// (with `repair`, rewritten from) the stored pairs' sums; a difference also sets `problem`.
     static func sumsResult(_ store: any Store, repair: Bool, problem: inout String?) throws -> String {
         let result = try store.checkSums(repair: repair)
+        let ensembles = try ensembleSumsResult(store, problem: &problem)
         let skipped =
-            result.notCheckable > 0
-            ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
-            : ""
+            (result.notCheckable > 0
+                ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
+                : "") + ensembles
         if result.differing.isEmpty {
             return "ok: \(result.checked) group(s) match the rows" + skipped
         }
@@ -345,6 +346,26 @@ enum DoctorCommand {
         problem =
             "\(result.differing.count) of \(result.checked) verification sum group(s) differ from the stored rows (e.g. \(examples)), so query verify may answer wrongly there. Run 'wxdb doctor --deep --repair' to recompute them from the rows"
         return "DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))" + skipped
+    }
+
+    /// The ensemble part of the "verification sums" line (empty where no ensemble is stored): the kept
+    /// ensemble sums against every stored member's; a difference sets `problem` (not repaired by --repair).
+    static func ensembleSumsResult(_ store: any Store, problem: inout String?) throws -> String {
+        guard let auditable = store as? any EnsembleSumsAuditable else { return "" }
+        let result = try auditable.checkEnsembleSums()
+        guard result.checked + result.notCheckable > 0 else { return "" }
+        let skipped =
+            result.notCheckable > 0
+            ? ", \(result.notCheckable) not checkable (pruned runs' members are gone; their cases live only in the sums)"
+            : ""
+        if result.differing.isEmpty {
+            return "; ensembles: \(result.checked) group(s) match the members" + skipped
+        }
+        let examples = result.differing.prefix(3).joined(separator: "; ")
+        problem =
+            "\(result.differing.count) of \(result.checked) ensemble sum group(s) differ from the stored members (e.g. \(examples)), so query verify may answer wrongly for that ensemble. Restore the database from a backup, or remove and ingest the ensemble again"
+        return "; ensembles: DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))"
+            + skipped
     }
 
     /// The "verify by day" line of `doctor --deep`: verify over whole local days counts the pairs the

@@ -87,6 +87,9 @@ public struct EnsembleGroupSums: Sendable, Equatable {
         "rank_left_out"
     ]
 
+    /// Which of ``columnNames`` are counts (whole numbers, stored as integers by both engines).
+    public static let countColumns: Set<Int> = [0, 1, 5, 13]
+
     /// The scalar columns' values (counts are exact in a double).
     public var columns: [Double] {
         let s = scores

@@ -27,7 +27,7 @@ extension PostgresEngine {
             // `table` is one of the fixed names above.
             default: return (table, try db.scalarInt("SELECT count(*) FROM \(table)") ?? 0)
             }
-        }
+        } + (try EnsembleTables.counts { table in try db.scalarInt("SELECT count(*) FROM \(table)") ?? 0 })
     }
 
     /// `activity` of every location that has any, by location id, one pass over each table.

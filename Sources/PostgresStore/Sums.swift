@@ -25,7 +25,7 @@ extension PostgresEngine {
         guard sumsKeeping.keepsSums else { return try write() }
         var before = SumsDelta()
         try collectSums(scope, location: location, byRun: byRun, into: &before)
-        let result = try write()
+        let result = try keepingEnsembleSums(scope, keptOutside: sumsKeeping.keptOutside, write)
         var after = SumsDelta()
         try collectSums(scope, location: location, byRun: byRun, into: &after)
         let (delta, shrunk) = SumsDelta.change(from: before, to: after)

@@ -242,7 +242,8 @@ public enum Compare {
                     let from = max(options.range.from ?? .min, run.firstValidTime, run.issuedAt)
                     let to = min(options.range.to ?? .max, last)
                     guard from <= to,
-                        let members = try ensembles.ensembleMembers(runID: run.id, variable: variable.name)
+                        let members = try ensembles.ensembleMembers(
+                            locationID: run.locationID, runID: run.id, variable: variable.name)
                     else { continue }
                     let observed = try ensembles.observations(
                         of: variable, locationID: location.id, source: source, from: from, to: to)

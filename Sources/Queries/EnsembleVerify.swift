@@ -69,7 +69,9 @@ public enum EnsembleVerify {
         // Event sums at other thresholds than the kept ones: from the members of every whole day.
         let unkept = thresholds.filter { !kept.contains($0) }
         if !unkept.isEmpty {
-            for day in Set(whole.map { [$0.dayStart, $0.dayEnd] }) {
+            // Day by day in time order: a Set's order differs from one Set to the next, and so would
+            // the last digits of the sums (the same command printed different Brier scores).
+            for day in Set(whole.map { [$0.dayStart, $0.dayEnd] }).sorted(by: { $0[0] < $1[0] }) {
                 let part = try fromMembers(
                     store: store, location: location, model: model, variable: variable, source: source,
                     from: day[0], to: day[1] - 1, thresholds: unkept)
@@ -110,7 +112,8 @@ public enum EnsembleVerify {
         for run in runs {
             let last = run.firstValidTime + Int64(run.hourCount - 1) * 3600
             guard last >= from, run.firstValidTime <= to,
-                let members = try store.ensembleMembers(runID: run.id, variable: variable.name)
+                let members = try store.ensembleMembers(
+                    locationID: run.locationID, runID: run.id, variable: variable.name)
             else { continue }
             read += 1
             let observed = try store.observations(

@@ -287,7 +287,9 @@ public struct Exporter {
         var rows = 0
         for source in try pairSources(request, variable: variable.name) where source.id == locationID {
             for run in runs {
-                guard let values = try ensembles.ensembleMembers(runID: run.id, variable: variable.name),
+                guard
+                    let values = try ensembles.ensembleMembers(
+                        locationID: run.locationID, runID: run.id, variable: variable.name),
                     !values.isEmpty
                 else {
                     continue
@@ -334,7 +336,9 @@ public struct Exporter {
                     if let from = request.from, run.issuedAt < from { continue }
                     if let to = request.to, run.issuedAt >= to { continue }
                     for variable in variables {
-                        guard let members = try ensembles.ensembleMembers(runID: run.id, variable: variable.name)
+                        guard
+                            let members = try ensembles.ensembleMembers(
+                                locationID: run.locationID, runID: run.id, variable: variable.name)
                         else { continue }
                         for (hour, values) in members.enumerated() {
                             let time = run.firstValidTime + Int64(hour) * 3600

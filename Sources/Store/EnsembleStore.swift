@@ -66,7 +66,8 @@ public protocol EnsembleStore: AnyObject {
     /// The ensemble runs of `model` at the location, oldest issue first.
     func ensembleRuns(locationID: Int64, model: String) throws -> [EnsembleRun]
     /// One run's members of `variable`: `[hour][member]`, NaN where missing; nil when the run has none.
-    func ensembleMembers(runID: Int64, variable: String) throws -> [[Float]]?
+    /// Run ids are the location's (as every key of a growing table, for PostgreSQL and Citus).
+    func ensembleMembers(locationID: Int64, runID: Int64, variable: String) throws -> [[Float]]?
     /// The observed values of `variable` from `source` at the location in [from, to], by time.
     func observations(of variable: Variable, locationID: Int64, source: String, from: Int64, to: Int64) throws
         -> [Int64: Double]

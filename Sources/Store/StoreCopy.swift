@@ -92,10 +92,18 @@ public enum CopyTables {
         name: "ensemble_values", label: "ensemble members", columns: ["location_id", "run_id", "variable", "members"],
         ids: [("run_id", .ensembleRun)])
 
+    /// The ensemble sums kept at write time (SQLite 0015, PostgreSQL 0004): a copy without them would
+    /// score ensembles from nothing, and pruned runs' cases live only here.
+    public static let ensembleSummaries = CopyTable(
+        name: "ensemble_summaries", label: "ensemble sums",
+        columns: [
+            "location_id", "source", "variable", "model", "valid_from", "valid_to", "lead_from_h", "lead_to_h"
+        ] + EnsembleGroupSums.columnNames + ["rank_counts", "events"], ids: [])
+
     /// In load order.
     public static let all: [CopyTable] = [
         locations, forecastRuns, hourlyForecasts, dailyForecasts, observations, contentHashes, fetchLog, summaries,
-        sumsPending, ensembleRuns, ensembleValues
+        sumsPending, ensembleRuns, ensembleValues, ensembleSummaries
     ]
 }
 

@@ -40,6 +40,7 @@ extension SQLiteStore: StoreDump, StoreLoad {
             try (db.scalarInt("SELECT count(*) FROM migration_0012_pending") ?? 0)
             + (db.scalarInt("SELECT count(*) FROM migration_0013_pending") ?? 0)
             + (db.scalarInt("SELECT count(*) FROM verification_summaries_unpinned") ?? 0)
+            + (db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") ?? 0)
         guard left > 0 else { return nil }
         return
             "a migration's follow-up work is unfinished (\(left) row(s) left); run any wxdb command that writes (such as 'wxdb locations list' as the file's owner) on it once, then copy again"

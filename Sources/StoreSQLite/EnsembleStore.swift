@@ -7,26 +7,10 @@ extension SQLiteStore: EnsembleStore {
         _ forecast: EnsembleForecast, grid: (latitude: Double, longitude: Double, elevation: Double?),
         for location: Location, issuedAt: Int64?, fetchedAt: Int64
     ) throws -> EnsembleStoreOutcome {
-        let members = forecast.memberCount
-        let hours = forecast.hourlyTimes.count
-        guard members > 0, hours > 0, let first = forecast.hourlyTimes.first else {
-            throw EnsembleStoreError.noValues(model: forecast.model)
-        }
-        let blobs: [(String, [UInt8])] = zip(EnsembleModels.variables, forecast.values).compactMap { variable, rows in
-            rows.map { (variable.name, MemberEncoding.encode($0, hours: hours, members: members)) }
-        }
-        var hash = FNV1a()
-        for byte in forecast.model.utf8 { hash.add(byte) }
-        for time in forecast.hourlyTimes { for k in 0..<8 { hash.add(UInt8(truncatingIfNeeded: time >> (8 * k))) } }
-        for coordinate in [grid.latitude, grid.longitude, grid.elevation ?? .nan] {
-            for k in 0..<8 { hash.add(UInt8(truncatingIfNeeded: coordinate.bitPattern >> (8 * k))) }
-        }
-        for (name, bytes) in blobs {
-            for byte in name.utf8 { hash.add(byte) }
-            hash.add(0)
-            for byte in bytes { hash.add(byte) }
-        }
-        let contentHash = Int64(bitPattern: hash.value)
+        let content = try EnsembleRunContent(forecast, grid: grid)
+        let (hours, members, first, contentHash) = (
+            content.hours, content.members, content.firstValidTime, content.contentHash
+        )
         return try db.transaction {
             guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
             if let same = try db.firstRow(
@@ -35,7 +19,7 @@ extension SQLiteStore: EnsembleStore {
             {
                 return .repeated(runID: same)
             }
-            let issued = issuedAt ?? Self.estimatedIssue(model: forecast.model, fetchedAt: fetchedAt)
+            let issued = issuedAt ?? EnsembleIssue.estimated(model: forecast.model, fetchedAt: fetchedAt)
             try db.run(
                 """
                 INSERT INTO ensemble_runs (location_id, model, issued_at, issued_at_source, fetched_at, grid_latitude,
@@ -49,7 +33,7 @@ extension SQLiteStore: EnsembleStore {
                     .integer(Int64(hours)), .integer(Int64(members)), .integer(contentHash)
                 ])
             let runID = try db.scalarInt("SELECT last_insert_rowid()") ?? 0
-            for (name, bytes) in blobs {
+            for (name, bytes) in content.blobs {
                 // The hash above is of the raw bytes, so a run stored raw before packing still repeats.
                 try db.run(
                     "INSERT INTO ensemble_values (run_id, variable, members) VALUES (?, ?, ?)",
@@ -59,17 +43,6 @@ extension SQLiteStore: EnsembleStore {
             return .stored(runID: runID)
         }
     }
-
-    /// The latest run on the model's cadence at least ``assumedEnsembleDelay`` before the fetch.
-    static func estimatedIssue(model: String, fetchedAt: Int64) -> Int64 {
-        let cadence = Int64(EnsembleModels.model(named: model)?.cadenceHours ?? 1) * 3600
-        let latest = fetchedAt - assumedEnsembleDelay
-        return latest - ((latest % cadence) + cadence) % cadence
-    }
-
-    /// How long after its start an ensemble run is taken to be served when nothing says: an assumption
-    /// (global ensembles take hours to compute and post-process), not a documented figure.
-    public static let assumedEnsembleDelay: Int64 = 6 * 3600
 
     public func ensembleRuns(locationID: Int64, model: String) throws -> [EnsembleRun] {
         try db.rows(
@@ -100,6 +73,11 @@ extension SQLiteStore: EnsembleStore {
         return found
     }
 
+    public func ensembleMembers(locationID: Int64, runID: Int64, variable: String) throws -> [[Float]]? {
+        try ensembleMembers(runID: runID, variable: variable)
+    }
+
+    /// One run's members of `variable` (run ids are unique in a SQLite file): as the protocol's.
     public func ensembleMembers(runID: Int64, variable: String) throws -> [[Float]]? {
         let found = try db.firstRow(
             """

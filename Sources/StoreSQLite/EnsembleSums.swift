@@ -3,87 +3,20 @@ import WxSQLite
 import WxStore
 
 // ensemble_summaries (migration 0015) kept current at write time: the SQLite half of issue 31's
-// ensemble sums (the folding is Core's EnsembleSumsFolder).
-//
-// The rule is the deterministic sums' (LiveSums.swift): a write that changes ensemble cases takes
-// their sums away before it and adds them after it, in the same transaction. A new run adds its
-// cases; an observation write re-pairs the stored members at its hours (once as they were, once as
-// they are); a time zone change moves the stored members' cases to the new zone's days. Cases of
-// runs whose members prune deleted cannot be re-paired: their sums stay as they were (as the
-// deterministic sums of pruned runs do).
+// ensemble sums, SQLite's reads and write for WxStore's EnsembleSumsKeeper (which holds the rule and
+// the order of the folding; Core's EnsembleSumsFolder folds).
 
-/// The members of one ensemble run and variable at a span of its hours.
-struct EnsembleSlice {
-    var model: String
-    var issuedAt: Int64
-    var variable: Variable
-    /// The valid time of the slice's first hour.
-    var firstTime: Int64
-    var hours: Int
-    var members: Int
-    /// Hour-major: `values[hour * members + member]`, NaN where missing.
-    var values: [Float]
-
-    func row(_ hour: Int) -> [Double] {
-        (0..<members).map { Double(values[hour * members + $0]) }
-    }
-}
-
-extension SQLiteStore {
-    /// Runs `write` (which changes observations, or a location's time zone) keeping the ensemble sums
-    /// of the cases in `scope` current; a new deterministic run (`.run`) changes none.
+extension SQLiteStore: EnsembleSumsKeeper {
+    /// Runs `write` keeping the ensemble sums of the cases in `scope` current (EnsembleSumsKeeper's
+    /// rule, with the spans an enclosing write keeps left out).
     func keepingEnsembleSums<T>(_ scope: PairScope, _ write: () throws -> T) throws -> T {
-        switch scope {
-        case .run:
-            return try write()
-        case .observations(let location, let source, let from, let through):
-            let runs = try ensembleRunWindows(location: location, from: from, through: through)
-            guard !runs.isEmpty else { return try write() }
-            var slices: [EnsembleSlice] = []
-            for run in runs { slices += try ensembleSlices(run, from: from, through: through) }
-            let kept = sumsKeptOutside.filter { $0.location == location && $0.source == source }
-            let timezone = try locationTimezone(location)
-            func foldNow(sign: Int, into folder: inout EnsembleSumsFolder) throws {
-                let observed = try ensembleObservations(location: location, source: source, from: from, to: through)
-                foldEnsembleCases(slices, observed: [source: observed], sign: sign, into: &folder) { time in
-                    !kept.contains { $0.from...$0.through ~= time }
-                }
-            }
-            var folder = EnsembleSumsFolder(location: location, timezone: timezone)
-            try foldNow(sign: -1, into: &folder)
-            let result = try write()
-            try foldNow(sign: 1, into: &folder)
-            try applyEnsembleSums(folder)
-            return result
-        case .location(let location):
-            let before = try locationTimezone(location)
-            let result = try write()
-            let after = try locationTimezone(location)
-            guard before != after else { return result }
-            for run in try ensembleRunWindows(location: location, from: .min, through: .max) {
-                let slices = try ensembleSlices(run, from: .min, through: .max)
-                let observed = try ensembleObservationsBySource(location: location, run: run)
-                var folder = EnsembleSumsFolder(location: location, timezone: before)
-                foldEnsembleCases(slices, observed: observed, sign: -1, into: &folder)
-                var moved = EnsembleSumsFolder(location: location, timezone: after)
-                foldEnsembleCases(slices, observed: observed, sign: 1, into: &moved)
-                folder.merge(moved)
-                try applyEnsembleSums(folder)
-            }
-            return result
-        }
+        try keepingEnsembleSums(scope, keptOutside: sumsKeptOutside, write)
     }
 
     /// Adds the cases of a newly stored ensemble run (every source's observations at its hours).
     func addEnsembleRunSums(_ runID: Int64) throws {
         guard let run = try ensembleRunWindow(runID) else { return }
-        let slices = try ensembleSlices(run, from: .min, through: .max)
-        guard !slices.isEmpty else { return }
-        var folder = EnsembleSumsFolder(location: run.location, timezone: try locationTimezone(run.location))
-        foldEnsembleCases(
-            slices, observed: try ensembleObservationsBySource(location: run.location, run: run), sign: 1, into: &folder
-        )
-        try applyEnsembleSums(folder)
+        try addEnsembleRunSums(run)
     }
 
     /// Adds the sums of the ensemble runs stored before migration 0015 when its marker is there; removes it.
@@ -96,40 +29,6 @@ extension SQLiteStore {
             }
             try db.run("DELETE FROM ensemble_sums_pending")
         }
-    }
-
-    func foldEnsembleCases(
-        _ slices: [EnsembleSlice], observed: [String: [Int64: [Double]]], sign: Int,
-        into folder: inout EnsembleSumsFolder, including: (Int64) -> Bool = { _ in true }
-    ) {
-        let columns = EnsembleModels.variables
-        for slice in slices {
-            guard let column = columns.firstIndex(of: slice.variable) else { continue }
-            for hour in 0..<slice.hours {
-                let time = slice.firstTime + Int64(hour) * 3600
-                guard EnsembleSumsFolder.bucket(issuedAt: slice.issuedAt, validTime: time) != nil, including(time)
-                else { continue }
-                var members: [Double]?
-                for (source, values) in observed {
-                    guard let y = values[time]?[column], y.isFinite else { continue }
-                    if members == nil { members = slice.row(hour) }
-                    folder.add(
-                        model: slice.model, source: source, variable: slice.variable.name, issuedAt: slice.issuedAt,
-                        validTime: time, members: members!, observed: y, sign: sign)
-                }
-            }
-        }
-    }
-
-    struct EnsembleRunWindow {
-        var id: Int64
-        var location: Int64
-        var model: String
-        var issuedAt: Int64
-        var firstValidTime: Int64
-        var hourCount: Int
-        var memberCount: Int
-        var lastValidTime: Int64 { firstValidTime + Int64(hourCount - 1) * 3600 }
     }
 
     static let ensembleRunColumns =
@@ -146,7 +45,7 @@ extension SQLiteStore {
     }
 
     /// The location's ensemble runs whose hours overlap `[from, through]`.
-    func ensembleRunWindows(location: Int64, from: Int64, through: Int64) throws -> [EnsembleRunWindow] {
+    package func ensembleRunWindows(location: Int64, from: Int64, through: Int64) throws -> [EnsembleRunWindow] {
         let statement = try db.cachedStatement(
             "SELECT " + Self.ensembleRunColumns + """
                  WHERE location_id = ?1 AND first_valid_time <= ?3 AND first_valid_time + (hour_count - 1) * 3600 >= ?2
@@ -162,12 +61,9 @@ extension SQLiteStore {
     /// A run's members of every variable at its hours within `[from, through]`: only those bytes are
     /// read from each blob (an hour's observation pairs with one hour of many runs). None once prune
     /// deleted the run's members.
-    func ensembleSlices(_ run: EnsembleRunWindow, from: Int64, through: Int64) throws -> [EnsembleSlice] {
-        let first = max(from, run.firstValidTime)
-        let last = min(through, run.lastValidTime)
-        guard first <= last else { return [] }
-        let startHour = Int((first - run.firstValidTime) / 3600)
-        let hours = Int((last - first) / 3600) + 1
+    package func ensembleSlices(_ run: EnsembleRunWindow, from: Int64, through: Int64) throws -> [EnsembleSlice] {
+        guard let span = run.hours(from: from, through: through) else { return [] }
+        let (startHour, hours, first) = (span.start, span.count, span.first)
         let width = run.memberCount * 4
         // A raw blob gives only the span's bytes; a packed one (MemberBlob) must be unpacked whole.
         let statement = try db.cachedStatement(
@@ -183,21 +79,20 @@ extension SQLiteStore {
         defer { statement.reset() }
         var slices: [EnsembleSlice] = []
         while let row = try statement.step() {
-            guard let variable = EnsembleModels.variables.first(where: { $0.name == row.string(0) }) else { continue }
             let bytes: [UInt8]
             if case .blob(let blob) = row.value(2) { bytes = blob } else { bytes = [] }
-            let values: [Float]
             if row.int(1) == 1 {
-                guard bytes.count == hours * width else { continue }
-                values = try MemberBlob.values(bytes, hours: hours, members: run.memberCount)
-            } else {
-                let all = try MemberBlob.values(bytes, hours: run.hourCount, members: run.memberCount)
-                values = Array(all[(startHour * run.memberCount)..<((startHour + hours) * run.memberCount)])
+                guard let variable = EnsembleModels.variables.first(where: { $0.name == row.string(0) }),
+                    bytes.count == hours * width
+                else { continue }
+                slices.append(
+                    EnsembleSlice(
+                        model: run.model, issuedAt: run.issuedAt, variable: variable, firstTime: first, hours: hours,
+                        members: run.memberCount,
+                        values: try MemberBlob.values(bytes, hours: hours, members: run.memberCount)))
+            } else if let slice = try run.slice(variable: row.string(0), blob: bytes, from: from, through: through) {
+                slices.append(slice)
             }
-            slices.append(
-                EnsembleSlice(
-                    model: run.model, issuedAt: run.issuedAt, variable: variable, firstTime: first, hours: hours,
-                    members: run.memberCount, values: values))
         }
         return slices
     }
@@ -207,7 +102,9 @@ extension SQLiteStore {
         + " FROM observations WHERE location_id = ?1 AND time BETWEEN ?3 AND ?4 AND source = ?2"
 
     /// One source's observations of the ensemble variables in `[from, to]`, NaN for NULL.
-    func ensembleObservations(location: Int64, source: String, from: Int64, to: Int64) throws -> [Int64: [Double]] {
+    package func ensembleObservations(location: Int64, source: String, from: Int64, to: Int64) throws
+        -> [Int64: [Double]]
+    {
         let statement = try db.cachedStatement(Self.ensembleObservationsSQL)
         try statement.bind([.integer(location), .text(source), .integer(from), .integer(to)])
         defer { statement.reset() }
@@ -219,14 +116,14 @@ extension SQLiteStore {
         return values
     }
 
-    /// Every source's observations of the ensemble variables at a run's forecast hours.
-    func ensembleObservationsBySource(location: Int64, run: EnsembleRunWindow) throws -> [String: [Int64: [Double]]] {
-        let from = max(run.issuedAt, run.firstValidTime)
-        guard from <= run.lastValidTime else { return [:] }
+    /// Every source's observations of the ensemble variables in `[from, to]`.
+    package func ensembleObservationsBySource(location: Int64, from: Int64, to: Int64) throws
+        -> [String: [Int64: [Double]]]
+    {
         let statement = try db.cachedStatement(
             "SELECT source, time, " + EnsembleModels.variables.map(\.name).joined(separator: ", ")
                 + " FROM observations WHERE location_id = ?1 AND time BETWEEN ?2 AND ?3")
-        try statement.bind([.integer(location), .integer(from), .integer(run.lastValidTime)])
+        try statement.bind([.integer(location), .integer(from), .integer(to)])
         defer { statement.reset() }
         var values: [String: [Int64: [Double]]] = [:]
         let count = EnsembleModels.variables.count
@@ -236,14 +133,14 @@ extension SQLiteStore {
         return values
     }
 
-    func locationTimezone(_ location: Int64) throws -> String {
+    package func locationTimezone(_ location: Int64) throws -> String {
         try db.scalarText("SELECT timezone FROM locations WHERE id = ?", [.integer(location)]) ?? "UTC"
     }
 
     static let ensembleSumColumns = EnsembleGroupSums.columnNames.joined(separator: ", ")
 
     /// Adds a fold's groups to ensemble_summaries; a group left with no case is removed.
-    func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws {
+    package func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws {
         let read = try db.cachedStatement(
             "SELECT " + Self.ensembleSumColumns + """
                 , rank_counts, events FROM ensemble_summaries
@@ -287,8 +184,6 @@ extension SQLiteStore {
                 try remove.runToCompletion()
                 continue
             }
-            // Counts are whole numbers in the sums; their columns are INTEGER.
-            let integerColumns: Set<Int> = [0, 1, 5, 13]
             let values: [SQLValue] =
                 [
                     .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
@@ -296,7 +191,7 @@ extension SQLiteStore {
                     .integer(Int64(key.leadTo))
                 ]
                 + group.columns.enumerated().map { i, v in
-                    integerColumns.contains(i) ? .integer(Int64(v.rounded())) : .real(v)
+                    EnsembleGroupSums.countColumns.contains(i) ? .integer(Int64(v.rounded())) : .real(v)
                 } + [.blob(group.rankBytes), .blob(group.eventBytes)]
             try write.bind(values)
             try write.runToCompletion()
@@ -355,5 +250,42 @@ extension SQLiteStore {
             for id in ids { try db.run("DELETE FROM ensemble_values WHERE run_id = ?", [.integer(id)]) }
             return ids.count
         }
+    }
+}
+
+extension SQLiteStore: EnsembleSumsAuditable {
+    /// The locations with ensemble runs (none while the sums of older runs are still to be added).
+    package func ensembleLocations() throws -> [Int64] {
+        guard (try db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") ?? 0) == 0 else { return [] }
+        return try db.rows("SELECT DISTINCT location_id FROM ensemble_runs ORDER BY location_id", []) { $0.int64(0) }
+    }
+
+    package func storedEnsembleGroups(location: Int64) throws -> [EnsembleSumsKey: EnsembleGroupSums] {
+        let names = EnsembleGroupSums.columnNames
+        var groups: [EnsembleSumsKey: EnsembleGroupSums] = [:]
+        for (key, sums) in try db.rows(
+            "SELECT source, variable, model, valid_from, valid_to, lead_from_h, lead_to_h, " + Self.ensembleSumColumns
+                + ", rank_counts, events FROM ensemble_summaries WHERE location_id = ?1",
+            [.integer(location)],
+            { row -> (EnsembleSumsKey, EnsembleGroupSums?) in
+                func bytes(_ i: Int) -> [UInt8] {
+                    if case .blob(let b) = row.value(i) { return b }
+                    return []
+                }
+                let key = EnsembleSumsKey(
+                    location: location, source: row.string(0), variable: row.string(1), model: row.string(2),
+                    dayStart: row.int64(3), dayEnd: row.int64(4), leadFrom: row.int(5), leadTo: row.int(6))
+                return (
+                    key,
+                    EnsembleGroupSums(
+                        variable: key.variable, columns: names.indices.map { row.double(7 + $0) },
+                        rankBytes: bytes(7 + names.count), eventBytes: bytes(8 + names.count))
+                )
+            })
+        {
+            // A row whose bytes do not fit reads as nothing kept: it differs from the members' sums.
+            groups[key] = sums ?? EnsembleGroupSums(variable: key.variable)
+        }
+        return groups
     }
 }

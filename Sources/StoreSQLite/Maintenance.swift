@@ -36,6 +36,15 @@ extension SQLiteStore {
             default: return (table, try db.scalarInt("SELECT count(*) FROM \(table)") ?? 0)
             }
         }
+            + (try EnsembleTables.counts { table in
+                // A file read before migration 0014 has no ensemble tables: nothing to count.
+                guard
+                    try db.scalarInt(
+                        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)])
+                        == 1
+                else { return 0 }
+                return try db.scalarInt("SELECT count(*) FROM \(table)") ?? 0
+            })
     }
 
     /// `activity` of every location that has any, by location id, in one pass over each table: for

@@ -12,11 +12,12 @@ import WxReplay
 struct EnsembleCommandTests {
     static let now = Date(timeIntervalSince1970: 1_785_067_200)  // 2026-07-26 12:00 UTC
 
-    func setUp() throws -> (ReplayServer, Sandbox) {
+    func setUp(engine: StoreEngine = .sqlite) throws -> (ReplayServer, Sandbox) {
         let server = ReplayServer(fixtures: URL(fileURLWithPath: fixturesPath))
         server.now = { Self.now }
         try server.start()
         let box = Sandbox()
+        if engine == .postgres { box.environment["WXDB_DB"] = try engine.freshDatabase("ensemble") }
         box.now = Self.now
         for (name, path) in [
             ("WXDB_FORECAST_URL", "/v1/forecast"), ("WXDB_META_URL", "/data"), ("WXDB_ENSEMBLE_URL", "/v1/ensemble"),
@@ -27,9 +28,11 @@ struct EnsembleCommandTests {
         return (server, box)
     }
 
-    @Test("locations add takes an ensemble; ingest stores its members once; query ensemble scores them")
-    func ingestRepeatAndScore() async throws {
-        let (server, box) = try setUp()
+    @Test(
+        "locations add takes an ensemble; ingest stores its members once; query ensemble scores them",
+        arguments: StoreEngine.all)
+    func ingestRepeatAndScore(engine: StoreEngine) async throws {
+        let (server, box) = try setUp(engine: engine)
         defer {
             server.stop()
             box.remove()

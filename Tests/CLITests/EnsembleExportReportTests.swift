@@ -14,11 +14,12 @@ struct EnsembleExportReportTests {
 
     /// Bern with a deterministic model and icon_d2_eps (20 members, 48 h horizon), ingested, with the
     /// archive's temperature and precipitation imported as a station.
-    func setUp() async throws -> (ReplayServer, Sandbox) {
+    func setUp(engine: StoreEngine = .sqlite) async throws -> (ReplayServer, Sandbox) {
         let server = ReplayServer(fixtures: URL(fileURLWithPath: fixturesPath))
         server.now = { Self.now }
         try server.start()
         let box = Sandbox()
+        if engine == .postgres { box.environment["WXDB_DB"] = try engine.freshDatabase("ensemble") }
         box.now = Self.now
         for (name, path) in [
             ("WXDB_FORECAST_URL", "/v1/forecast"), ("WXDB_META_URL", "/data"), ("WXDB_ENSEMBLE_URL", "/v1/ensemble"),
@@ -52,9 +53,11 @@ struct EnsembleExportReportTests {
         return (server, box)
     }
 
-    @Test("export members writes one row per run, variable, hour and member; missing members are empty")
-    func exportMembers() async throws {
-        let (server, box) = try await setUp()
+    @Test(
+        "export members writes one row per run, variable, hour and member; missing members are empty",
+        arguments: StoreEngine.all)
+    func exportMembers(engine: StoreEngine) async throws {
+        let (server, box) = try await setUp(engine: engine)
         defer {
             server.stop()
             box.remove()
@@ -92,9 +95,11 @@ struct EnsembleExportReportTests {
         #expect(none.code == 1 && none.stderrText.contains("nothing to export: no ensemble runs"))
     }
 
-    @Test("report on a location with an ensemble draws CRPS beside MAE, spread-skill, ranks and reliability")
-    func reportCharts() async throws {
-        let (server, box) = try await setUp()
+    @Test(
+        "report on a location with an ensemble draws CRPS beside MAE, spread-skill, ranks and reliability",
+        arguments: StoreEngine.all)
+    func reportCharts(engine: StoreEngine) async throws {
+        let (server, box) = try await setUp(engine: engine)
         defer {
             server.stop()
             box.remove()
@@ -122,10 +127,10 @@ struct EnsembleExportReportTests {
         "export pairs --format verif of an ensemble carries its members as verif's e0…e19, and verif's MAE of the mean and fair CRPS agree with query verify",
         .enabled(
             if: verifExecutable != nil || ProcessInfo.processInfo.environment["CI"] == "true",
-            "verif is not installed (pip install verif)"))
-    func verifEnsemble() async throws {
+            "verif is not installed (pip install verif)"), arguments: StoreEngine.all)
+    func verifEnsemble(engine: StoreEngine) async throws {
         let verif = try #require(verifExecutable, "CI=true and verif is not installed (.ci/run installs it)")
-        let (server, box) = try await setUp()
+        let (server, box) = try await setUp(engine: engine)
         defer {
             server.stop()
             box.remove()

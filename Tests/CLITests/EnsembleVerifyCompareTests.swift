@@ -15,12 +15,13 @@ struct EnsembleVerifyCompareTests {
 
     /// A location with a deterministic model and an ensemble, ingested once a day for `days` days,
     /// and the archive's truth for those days imported as a station.
-    func setUp() async throws -> (ReplayServer, Sandbox) {
+    func setUp(engine: StoreEngine = .sqlite) async throws -> (ReplayServer, Sandbox) {
         let clock = Clock(Self.start)
         let server = ReplayServer(fixtures: URL(fileURLWithPath: fixturesPath))
         server.now = { Date(timeIntervalSince1970: TimeInterval(clock.value)) }
         try server.start()
         let box = Sandbox()
+        if engine == .postgres { box.environment["WXDB_DB"] = try engine.freshDatabase("ensemble") }
         for (name, path) in [
             ("WXDB_FORECAST_URL", "/v1/forecast"), ("WXDB_META_URL", "/data"), ("WXDB_ENSEMBLE_URL", "/v1/ensemble"),
             ("WXDB_ARCHIVE_URL", "/v1/archive")
@@ -61,9 +62,11 @@ struct EnsembleVerifyCompareTests {
         try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
 
-    @Test("verify scores an ensemble by lead; compare tests its CRPS against a deterministic model's MAE")
-    func verifyAndCompare() async throws {
-        let (server, box) = try await setUp()
+    @Test(
+        "verify scores an ensemble by lead; compare tests its CRPS against a deterministic model's MAE",
+        arguments: StoreEngine.all)
+    func verifyAndCompare(engine: StoreEngine) async throws {
+        let (server, box) = try await setUp(engine: engine)
         defer {
             server.stop()
             box.remove()

@@ -4,6 +4,7 @@ import Testing
 import WxCore
 import WxStore
 
+@testable import WxPostgresStore
 @testable import WxQueries
 @testable import WxSQLite
 @testable import WxStoreSQLite
@@ -13,16 +14,30 @@ import WxStore
 /// sources, observations replaced, a station file, and a time zone with a clock change.
 struct EnsembleHistory {
     let folder: URL
-    let store: SQLiteStore
+    let store: any Store & EnsembleStore
+    /// The same store as SQLite's, for the checks that read its file (nil on PostgreSQL).
+    let sqlite: SQLiteStore?
     let location: Location
+    /// The PostgreSQL database's connection string (nil on SQLite).
+    let conninfo: String?
     static let start: Int64 = 1_792_281_600  // 2026-10-18T00:00Z, a week before Europe/Zurich's clocks go back
     static let model = "icon_d2_eps"
     let temperature = Variables.hourlyVariable(named: "temperature_2m")!
     let precipitation = Variables.hourlyVariable(named: "precipitation")!
 
-    init(_ name: String) throws {
+    init(_ name: String, engine: StoreEngine = .sqlite) throws {
         folder = Scratch.folder(name)
-        store = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+        switch engine {
+        case .sqlite:
+            sqlite = try SQLiteStore.open(path: folder.appendingPathComponent("wxdb.sqlite").path)
+            store = sqlite!
+            conninfo = nil
+        case .postgres:
+            sqlite = nil
+            let database = try engine.freshDatabase(name)
+            conninfo = database
+            store = try PostgresEngine(conninfo: database, now: 0)
+        }
         location = try store.addLocation(
             name: "Bern", latitude: 46.95, longitude: 7.45, elevation: nil, timezone: "Europe/Zurich",
             models: [Self.model], now: 0)
@@ -48,6 +63,13 @@ struct EnsembleHistory {
     /// Twenty-member runs, 6 hours apart, 48 hours each; member 4 missing every 7th hour, member 9
     /// missing in run 3 altogether.
     func storeRun(_ run: Int, random: inout GaussianRandom) throws {
+        let (forecast, issued) = makeRun(run, random: &random)
+        _ = try store.storeEnsemble(
+            forecast, grid: (46.95, 7.45, nil), for: location, issuedAt: issued, fetchedAt: issued + 3600)
+    }
+
+    /// Run `run`'s forecast and issue time (see `storeRun`).
+    func makeRun(_ run: Int, random: inout GaussianRandom) -> (EnsembleForecast, Int64) {
         let issued = Self.start + Int64(run) * 6 * 3600
         let times = (-6..<48).map { issued + Int64($0) * 3600 }
         var values: [[[Double]]?] = Array(repeating: nil, count: EnsembleModels.variables.count)
@@ -63,9 +85,7 @@ struct EnsembleHistory {
         }
         values[EnsembleModels.variables.firstIndex(of: temperature)!] = temperatures
         values[EnsembleModels.variables.firstIndex(of: precipitation)!] = rain
-        _ = try store.storeEnsemble(
-            EnsembleForecast(model: Self.model, hourlyTimes: times, values: values), grid: (46.95, 7.45, nil),
-            for: location, issuedAt: issued, fetchedAt: issued + 3600)
+        return (EnsembleForecast(model: Self.model, hourlyTimes: times, values: values), issued)
     }
 
     /// Builds the history: observations before some runs and after others, then replaced.
@@ -105,6 +125,13 @@ struct EnsembleHistory {
         try EnsembleVerify.run(
             store: store, location: location, model: Self.model, variable: variable, source: source, from: from,
             to: to, thresholds: thresholds)
+    }
+
+    /// Every kept group of `variable` and `source`, by day and lead.
+    func keptGroups(_ variable: Variable, source: String) throws -> [EnsembleDayGroup] {
+        try store.ensembleGroups(
+            locationID: location.id, model: Self.model, variable: variable.name, source: source, from: .min, to: .max)
+            ?? []
     }
 
     func members(_ variable: Variable, source: String, from: Int64 = .min, to: Int64 = .max, thresholds: [Double] = [])
@@ -152,13 +179,14 @@ func expectSame(_ a: EnsembleVerification, _ b: EnsembleVerification, _ what: St
 
 @Suite("Ensemble sums kept at write time")
 struct EnsembleSumsTests {
-    @Test("sums read back equal the scores from every member, through ties, gaps, late and replaced observations")
-    func keptEqualsMembers() throws {
-        let history = try EnsembleHistory("ensemble-sums")
+    @Test(
+        "sums read back equal the scores from every member, through ties, gaps, late and replaced observations",
+        arguments: StoreEngine.all)
+    func keptEqualsMembers(engine: StoreEngine) throws {
+        let history = try EnsembleHistory("ensemble-sums", engine: engine)
         defer { history.remove() }
         try history.build()
-        let rows = try history.store.db.scalarInt("SELECT count(*) FROM ensemble_summaries") ?? 0
-        #expect(rows > 0)
+        #expect(try !history.keptGroups(history.temperature, source: "station").isEmpty)
         let cases: [(Variable, String, [Double])] = [
             (history.temperature, "station", []), (history.temperature, "era5", []),
             (history.precipitation, "station", [0.1, 1, 5, 2])
@@ -197,9 +225,9 @@ struct EnsembleSumsTests {
             })
     }
 
-    @Test("prune deletes old runs' members and keeps their scores")
-    func pruneKeepsScores() throws {
-        let history = try EnsembleHistory("ensemble-prune")
+    @Test("prune deletes old runs' members and keeps their scores", arguments: StoreEngine.all)
+    func pruneKeepsScores(engine: StoreEngine) throws {
+        let history = try EnsembleHistory("ensemble-prune", engine: engine)
         defer { history.remove() }
         try history.build()
         let before = try history.kept(history.temperature, source: "station")
@@ -208,11 +236,14 @@ struct EnsembleSumsTests {
         #expect(try Pruner.plan(history.store, keepDays: 16, now: now).ensembleRuns == 16)
         let result = try Pruner.prune(history.store, keepDays: 16, now: now)
         #expect(result.ensembleRuns == 16)
-        #expect(try history.store.db.scalarInt("SELECT count(DISTINCT run_id) FROM ensemble_values") == 1)
         // The runs stay listed (a repeat of the same content is no new run); their members are gone.
         let runs = try history.store.ensembleRuns(locationID: history.location.id, model: EnsembleHistory.model)
         #expect(runs.count == 17)
-        #expect(try history.store.ensembleMembers(runID: runs[0].id, variable: "temperature_2m") == nil)
+        let withMembers = try runs.filter {
+            try history.store.ensembleMembers(locationID: $0.locationID, runID: $0.id, variable: "temperature_2m")
+                != nil
+        }
+        #expect(withMembers.map(\.id) == [runs.last!.id])
         #expect(try history.members(history.temperature, source: "station").total.n < before.total.n)
         expectSame(try history.kept(history.temperature, source: "station"), before, "pruned")
         expectSame(
@@ -222,13 +253,99 @@ struct EnsembleSumsTests {
         expectSame(try history.kept(history.temperature, source: "station"), before, "pruned, re-observed")
     }
 
+    @Test(
+        "the same writes keep the same ensemble sums, bit for bit, on PostgreSQL as on SQLite",
+        .enabled(if: StoreEngine.all.contains(.postgres)))
+    func sameSumsOnBothEngines() throws {
+        let sqlite = try EnsembleHistory("ensemble-same-sqlite", engine: .sqlite)
+        let postgres = try EnsembleHistory("ensemble-same-postgres", engine: .postgres)
+        defer {
+            sqlite.remove()
+            postgres.remove()
+        }
+        func compare(_ what: String) throws {
+            for (variable, source) in [
+                (sqlite.temperature, "station"), (sqlite.temperature, "era5"), (sqlite.precipitation, "station")
+            ] {
+                let a = try sqlite.keptGroups(variable, source: source)
+                let b = try postgres.keptGroups(variable, source: source)
+                #expect(!a.isEmpty, "\(what) \(variable.name) \(source)")
+                #expect(a.count == b.count, "\(what) \(variable.name) \(source)")
+                for (x, y) in zip(a, b) {
+                    // Equal as stored: every count, every sum's bits, the rank and event bytes.
+                    #expect(x.dayStart == y.dayStart && x.dayEnd == y.dayEnd && x.bucket == y.bucket)
+                    #expect(x.sums.columns.map(\.bitPattern) == y.sums.columns.map(\.bitPattern), "\(what)")
+                    #expect(x.sums.rankBytes == y.sums.rankBytes && x.sums.eventBytes == y.sums.eventBytes)
+                }
+            }
+        }
+        for history in [sqlite, postgres] { try history.build() }
+        try compare("built")
+        for history in [sqlite, postgres] {
+            _ = try history.store.updateLocation(named: "Bern", timezone: "America/New_York", models: nil)
+        }
+        try compare("after a zone change")
+        for history in [sqlite, postgres] {
+            _ = try Pruner.prune(history.store, keepDays: 16, now: EnsembleHistory.start + 20 * 86400)
+            try history.observe(EnsembleHistory.start + 120 * 3600, source: "station", shift: 2, replacing: true)
+        }
+        try compare("after prune and a re-observation")
+        // The members read back alike too (the packed bytes are the same on both engines).
+        let a = try sqlite.store.ensembleRuns(locationID: sqlite.location.id, model: EnsembleHistory.model)
+        let b = try postgres.store.ensembleRuns(locationID: postgres.location.id, model: EnsembleHistory.model)
+        #expect(a.map(\.issuedAt) == b.map(\.issuedAt))
+        let last = try #require(a.last)
+        let lastB = try #require(b.last)
+        let x = try #require(
+            try sqlite.store.ensembleMembers(locationID: last.locationID, runID: last.id, variable: "precipitation"))
+        let y = try #require(
+            try postgres.store.ensembleMembers(locationID: lastB.locationID, runID: lastB.id, variable: "precipitation")
+        )
+        #expect(x.map { $0.map(\.bitPattern) } == y.map { $0.map(\.bitPattern) })
+    }
+
+    @Test(
+        "four connections storing the same ensemble run at once on PostgreSQL: one run, one set of sums",
+        .enabled(if: StoreEngine.all.contains(.postgres)))
+    func concurrentStores() throws {
+        let history = try EnsembleHistory("ensemble-concurrent", engine: .postgres)
+        defer { history.remove() }
+        var random = GaussianRandom(seed: 7)
+        for hour in 0..<72 { try history.observe(EnsembleHistory.start + Int64(hour) * 3600, source: "station") }
+        let (forecast, issued) = history.makeRun(1, random: &random)
+        let conninfo = try #require(history.conninfo)
+        let location = history.location
+        final class Outcomes: @unchecked Sendable {
+            let lock = NSLock()
+            var values: [Result<EnsembleStoreOutcome, any Error>] = []
+            func add(_ value: Result<EnsembleStoreOutcome, any Error>) { lock.withLock { values.append(value) } }
+        }
+        let outcomes = Outcomes()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            outcomes.add(
+                Result {
+                    let engine = try PostgresEngine(conninfo: conninfo, now: 0)
+                    return try engine.storeEnsemble(
+                        forecast, grid: (46.95, 7.45, nil), for: location, issuedAt: issued, fetchedAt: issued + 3600)
+                })
+        }
+        let results = try outcomes.values.map { try $0.get() }
+        #expect(results.filter { if case .stored = $0 { true } else { false } }.count == 1, "\(results)")
+        #expect(Set(results.map(\.runID)).count == 1)
+        #expect(try history.store.ensembleRuns(locationID: location.id, model: EnsembleHistory.model).count == 1)
+        // The sums hold the run's cases once: equal to scoring its members.
+        expectSame(
+            try history.kept(history.temperature, source: "station"),
+            try history.members(history.temperature, source: "station"), "stored once")
+    }
+
     @Test("a database from before migration 0015 gets the sums of its stored runs when opened")
     func filledAtOpen() throws {
         let history = try EnsembleHistory("ensemble-fill")
         defer { history.remove() }
         try history.build()
-        try history.store.db.execute("DELETE FROM ensemble_summaries")
-        try history.store.db.execute("INSERT INTO ensemble_sums_pending (id) VALUES (1)")
+        try history.sqlite!.db.execute("DELETE FROM ensemble_summaries")
+        try history.sqlite!.db.execute("INSERT INTO ensemble_sums_pending (id) VALUES (1)")
         // While pending, verify scores from the members.
         let pending = try history.kept(history.temperature, source: "station")
         expectSame(pending, try history.members(history.temperature, source: "station"), "pending")

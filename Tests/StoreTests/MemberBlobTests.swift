@@ -91,7 +91,7 @@ struct MemberBlobTests {
         let (store, run, forecast, path) = try stored()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let packed = try #require(try store.ensembleMembers(runID: run, variable: "temperature_2m"))
-        let window = SQLiteStore.EnsembleRunWindow(
+        let window = EnsembleRunWindow(
             id: run, location: 1, model: forecast.model, issuedAt: 1_785_024_000, firstValidTime: 1_785_024_000,
             hourCount: 384, memberCount: 51)
         let from = Int64(1_785_024_000 + 100 * 3600)
@@ -131,7 +131,7 @@ struct MemberBlobTests {
             try store.ensembleMembers(runID: run, variable: "temperature_2m")
         }
         #expect(error?.description.contains("ensemble member blob is damaged") == true, "\(damage)")
-        let window = SQLiteStore.EnsembleRunWindow(
+        let window = EnsembleRunWindow(
             id: run, location: 1, model: "ecmwf_ifs025_ensemble", issuedAt: 1_785_024_000,
             firstValidTime: 1_785_024_000, hourCount: 384, memberCount: 51)
         #expect(throws: MemberBlobError.self, "\(damage)") {

@@ -1,5 +1,4 @@
 import CZlib
-import WxStore
 
 /// A damaged ensemble member blob: said plainly instead of reading as wrong numbers or crashing.
 public struct MemberBlobError: Error, CustomStringConvertible, Equatable {
