@@ -33,11 +33,15 @@ extension SQLiteStore {
 
     /// Adds a delta to `verification_summaries`; groups left without pairs are removed.
     func applySums(_ delta: SumsDelta) throws {
-        let upsert = try db.cachedStatement(Self.summaryUpsertSQL)
+        // Prepared on the first group that writes: an import whose run pairs with no observation
+        // has none, and preparing this statement costs more than any other it runs.
+        var prepared: Statement?
         for (key, group) in delta.groups {
             let values = group.sums.values
             // Nothing changed (the same pairs subtracted and added back): no write.
             if delta.removes, SumsDelta.isUnchanged(values) { continue }
+            let upsert = try prepared ?? db.cachedStatement(Self.summaryUpsertSQL)
+            prepared = upsert
             // Bound one by one: building an array of ~35 values per group cost more than the upsert.
             try upsert.bind(key.location, at: 1)
             try upsert.bind(.text(key.model), at: 2)
