@@ -225,51 +225,35 @@ class Bench:
                  "", "", None)
         self.storage_one = (w, p, cw, cp)
 
-        # Per invocation, as hourly cron runs it: one process per response.
+        # Per invocation, as hourly cron runs it: one process per response, wxdb, the Python peer and
+        # the sqlite3 floor in turn (so load hits all three alike), each reaped with wait4 for its own
+        # CPU (no GNU time wrapper: its CPU would be a tenth of a wxdb import).
         n = min(self.n_invocations, self.n_files)
         wi, pi, fi = (os.path.join(self.work, n_) for n_ in ("wxdb-cron.sqlite", "python-cron.sqlite", "floor-cron.sqlite"))
         self.log("ingest, per invocation: %d x (wxdb, python, sqlite3 .import) processes, interleaved" % n)
         self.new_wxdb(wi)
         self.new_python(pi)
         self.new_floor(fi)
-        cmds = []
+        runs = ([], [], [])
+        load = [lean.load_average()]
         for i, (f, m) in enumerate(zip(self.files[:n], self.manifest[:n])):
-            cmds.append((
-                [self.wxdb, "--db", wi, "--quiet", "import", f, "--location", LOC, "--fetched-at", iso(m["fetched_at"])],
-                [PY, BASELINE, pi, "import", "--location", LOC, "--fetched-at", str(m["fetched_at"]), f],
-                self.floor_import_cmd(fi, *(os.path.join(self.per_run, "%s-%05d.csv" % (k, i + 1)) for k in ("runs", "hourly", "daily")))))
-        tw, tp, tf = self.loop(cmds)
-        ci = counts(wi)
-        vi = ci["values"]
-        self.row("Ingest", "per invocation, %d processes (%s values), values/s" % (n, f"{vi:,}"),
-                 rate(vi, tw), "python %s" % rate(vi, tp), "%.1fx faster" % (tp.wall / tw.wall), "≥ 5x python", tp.wall / tw.wall >= 5)
-        self.row("Ingest", "per invocation, beside the floor", rate(vi, tw), "sqlite3 .import %s" % rate(vi, tf),
-                 "%.2fx the time" % (tw.wall / tf.wall), "≤ 3x floor", tw.wall / tf.wall <= 3)
-        self.row("Ingest", "per invocation, CPU s (user+sys) in all", "%.2f s" % tw.cpu, "python %.2f s, sqlite3 %.2f s" % (tp.cpu, tf.cpu),
-                 "%.1fx less than python" % (tp.cpu / tw.cpu), "", None)
-        self.row("Ingest", "per invocation, median ms per response", "%.1f ms" % (tw.median * 1000),
-                 "python %.1f ms, sqlite3 %.1f ms" % (tp.median * 1000, tf.median * 1000), "", "", None)
+            for j, cmd in enumerate((
+                    [self.wxdb, "--db", wi, "--quiet", "import", f, "--location", LOC, "--fetched-at", iso(m["fetched_at"])],
+                    [PY, BASELINE, pi, "import", "--location", LOC, "--fetched-at", str(m["fetched_at"]), f],
+                    self.floor_import_cmd(fi, *(os.path.join(self.per_run, "%s-%05d.csv" % (k, i + 1)) for k in ("runs", "hourly", "daily"))))):
+                cpu, wall, rc, err = lean.cpu_run(cmd)
+                if rc != 0:
+                    sys.stderr.write("command failed (%d): %s\n%s\n" % (rc, " ".join(cmd[:12]), err.decode(errors="replace")[-2000:]))
+                    raise SystemExit(1)
+                runs[j].append((cpu, wall))
+        load.append(lean.load_average())
+        vi = counts(wi)["values"]
+        lean.invocation_row(self, "Ingest", runs[0], runs[1], load)
+        tw, tf = (sum(w for _, w in r) for r in (runs[0], runs[2]))
+        self.row("Ingest", "per invocation, beside the floor (%s values, wall in all)" % f"{vi:,}", si(vi / tw) + "/s",
+                 "sqlite3 .import %s/s" % si(vi / tf), "%.2fx the time" % (tw / tf), "≤ 3x floor", tw / tf <= 3)
+        self.invocation = (runs[0], runs[1], load)
         self.cron = (wi, pi, n)
-
-    def loop(self, cmds):
-        """Runs each tuple of commands in turn (interleaved, so a busy machine slows all alike);
-        returns one total per position."""
-        k = len(cmds[0])
-        walls = [[] for _ in range(k)]
-        cpus = [0.0] * k
-        rss = [0] * k
-        for group in cmds:
-            for j, c in enumerate(group):
-                r = measured(c)
-                walls[j].append(r.wall)
-                cpus[j] += r.cpu
-                rss[j] = max(rss[j], r.rss_kb)
-        out = []
-        for j in range(k):
-            r = Run(sum(walls[j]), cpus[j], rss[j])
-            r.median = statistics.median(walls[j])
-            out.append(r)
-        return out
 
     # ---------------------------------------------------------------- storage
 

@@ -61,8 +61,13 @@ public struct Migrator: Sendable {
 
     /// Throws when the database was migrated by another build; writes nothing.
     public func check(_ db: Database) throws {
+        try check(db, records: try applied(in: db))
+    }
+
+    /// `check(_:)` of the migrations `applied(in:)` read, for a caller that needs them as well: every
+    /// command opens the database, and reading `schema_migrations` once is enough.
+    public func check(_ db: Database, records: [(name: String, checksum: String)]) throws {
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0.checksum) })
-        let records = try applied(in: db)
         let recorded = Set(records.map(\.name))
         if let latest = migrations.last(where: { recorded.contains($0.name) }),
             let gap = migrations.first(where: { !recorded.contains($0.name) && $0.name < latest.name })

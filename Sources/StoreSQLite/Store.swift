@@ -136,9 +136,10 @@ public final class SQLiteStore {
         }
         let migrator = Migrator(migrations: Schema.migrations)
         do {
-            try migrator.check(db)
             // Read once: every command opens the database, most find nothing to migrate.
-            let applied = Set(try migrator.applied(in: db).map(\.name))
+            let records = try migrator.applied(in: db)
+            try migrator.check(db, records: records)
+            let applied = Set(records.map(\.name))
             // A SQLite file with no wxdb history but tables of its own belongs to someone else.
             if applied.isEmpty, (try db.scalarInt("SELECT count(*) FROM sqlite_schema") ?? 0) > 0 {
                 throw OpenError.notWxdb(path: path)
@@ -149,10 +150,7 @@ public final class SQLiteStore {
             }
             try db.execute("PRAGMA synchronous = NORMAL")
             if pending { try migrator.migrate(db, now: Int64(Date().timeIntervalSince1970)) }
-            try SQLiteStore(db: db).rebuildPendingSums()
-            try SQLiteStore(db: db).rebuildPendingEnsembleSums()
-            try SQLiteStore(db: db).finishMigration0012()
-            try SQLiteStore(db: db).finishMigration0013()
+            try Self.finishPendingWork(db)
         } catch let error as SQLiteError where error.isNotADatabase {
             throw OpenError.notADatabase(path: path)
         } catch let error as SQLiteError where error.isCantOpen || error.isReadOnly {
@@ -221,6 +219,23 @@ public final class SQLiteStore {
     }
 
     init(db: Database) { self.db = db }
+
+    /// What migrations left to finish after they committed (sums to rebuild, rows to move), asked
+    /// in one statement since every command opens the database and almost never finds any.
+    static func finishPendingWork(_ db: Database) throws {
+        let work = try db.firstRow(
+            """
+            SELECT EXISTS (SELECT 1 FROM verification_sums_pending), EXISTS (SELECT 1 FROM ensemble_sums_pending),
+              EXISTS (SELECT 1 FROM migration_0012_pending), EXISTS (SELECT 1 FROM migration_0013_pending)
+            """
+        ) { row in (0..<4).map { row.int64($0) != 0 } }
+        guard let work, work.contains(true) else { return }
+        let store = SQLiteStore(db: db)
+        if work[0] { try store.rebuildPendingSums() }
+        if work[1] { try store.rebuildPendingEnsembleSums() }
+        if work[2] { _ = try store.finishMigration0012() }
+        if work[3] { _ = try store.finishMigration0013() }
+    }
 
     /// Opens an existing, current database strictly read-only (nothing is migrated or written),
     /// for checks such as `wxdb doctor --deep`.

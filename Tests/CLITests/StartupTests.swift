@@ -83,6 +83,19 @@ struct StartupTests {
         #expect(takesValue.count > 20)
     }
 
+    @Test("the parser's --db, known before the command without walking the tree, is every command's --db")
+    func databaseOptionBeforeTheCommandMatchesTheTree() {
+        let shortcut = ArgumentParser.databaseOption
+        var offered = 0
+        for (path, command) in everyCommand() {
+            for option in command.options where option.name == shortcut.name {
+                offered += 1
+                #expect(option.valueName == shortcut.valueName, "--db in '\(path.joined(separator: " "))'")
+            }
+        }
+        #expect(offered > 20)
+    }
+
     @Test("a global option before the command still finds its value (--db PATH query ...)")
     func optionBeforeTheCommand() async throws {
         let sandbox = Sandbox()
