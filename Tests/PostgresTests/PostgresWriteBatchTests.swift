@@ -180,3 +180,49 @@ struct PostgresWriteBatchTests {
                 first: 2) == "a = $1 AND b IN (VALUES ($2::text), ($3::text))")
     }
 }
+
+/// The coordinator of a Citus cluster (as CitusTests takes it), or nil.
+private let batchCitusURL = ProcessInfo.processInfo.environment["WXDB_CITUS_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+@Suite(
+    "PostgreSQL engine's batched writes on Citus",
+    .enabled(
+        if: batchCitusURL != nil,
+        "needs a Citus cluster: ../shared/citus/citus-cluster start, then WXDB_CITUS_URL=postgresql://postgres@127.0.0.1:9700/postgres"
+    ))
+struct PostgresWriteBatchCitusTests {
+    @Test(
+        "runs, sums groups, observation batches and fetch-log rows go in on distributed tables, the sums equal the pairs'"
+    )
+    func batchedWritesOnCitus() throws {
+        let url = try #require(batchCitusURL)
+        let schema = "wx_" + String(UUID().uuidString.prefix(8).lowercased())
+        let admin = try PostgresConnection(conninfo: url)
+        try admin.execute("CREATE SCHEMA " + schema)
+        defer { try? admin.execute("DROP SCHEMA " + schema + " CASCADE") }
+        let separator = url.contains("?") ? "&" : "?"
+        let engine = try PostgresEngine(
+            conninfo: url + separator + "options=-csearch_path%3D" + schema, now: 1_700_000_000)
+        #expect(engine.migration?.distribution != nil, "the tables are distributed")
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        let truth = try syntheticResponse(models: ["era5"], start: t0 - 30 * hour, hours: 120, seed: 3, current: t0)
+        _ = try engine.saveObservations(
+            truth.models[0], through: .max, locationID: berlin.id, source: "era5", recordedAt: t0)
+        let response = try syntheticResponse(
+            models: ["best_match", "gfs_seamless"], start: t0 - 24 * hour, hours: 96, seed: 1, current: t0)
+        _ = try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+        // A correction of some era5 hours: groups change, some may empty.
+        let corrected = try syntheticResponse(models: ["era5"], start: t0 + 10 * hour, hours: 20, seed: 4, current: t0)
+        _ = try engine.upsertObservations(
+            corrected.models[0], through: .max, locationID: berlin.id, source: "era5", recordedAt: t0 + hour)
+        try engine.logFailure(FetchRecord(fetchedAt: t0, origin: .fetch), locationID: nil, model: nil, error: "x")
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == 2)
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM fetch_log") == 3)
+        let kept = try keptRows(engine)
+        #expect(kept.count > 50)
+        let diff = differences(kept, try recomputed(engine, location: berlin.id))
+        #expect(diff.isEmpty, "\(diff.count) differ: \(diff.prefix(12))")
+    }
+}
