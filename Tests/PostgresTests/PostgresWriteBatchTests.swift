@@ -70,6 +70,41 @@ struct PostgresWriteBatchTests {
         #expect(diff.isEmpty, "\(diff.count) differ: \(diff.prefix(12))")
     }
 
+    @Test("a new run's content hash goes in the statement that stores the run, not one of its own")
+    func hashWithRun() throws {
+        let (engine, _) = try freshEngine()
+        // The statement each insert into run_content_hashes came in (a statement-level trigger's current_query()).
+        try engine.db.execute(
+            """
+            CREATE TABLE hash_statements (query text NOT NULL);
+            CREATE FUNCTION record_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO hash_statements VALUES (current_query());
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER record_hashes AFTER INSERT ON run_content_hashes
+                FOR EACH STATEMENT EXECUTE FUNCTION record_statement();
+            """)
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        let response = try syntheticResponse(
+            models: ["best_match", "gfs_seamless"], start: t0 - 24 * hour, hours: 96, seed: 1, current: t0)
+        let outcomes = try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+        #expect(outcomes.map(\.kind) == [.stored, .stored])
+        let stored = try engine.db.scalarInt(
+            "SELECT count(*) FROM run_content_hashes h JOIN forecast_runs r ON r.location_id = h.location_id"
+                + " AND r.id = h.run_id AND r.content_hash = h.content_hash AND r.model = h.model")
+        #expect(stored == 2, "each run's own hash")
+        let queries = try engine.db.rows("SELECT query FROM hash_statements") { $0.string(0) }
+        #expect(queries.count == 2)
+        #expect(queries.allSatisfy { $0.contains("INSERT INTO forecast_runs") }, "\(queries)")
+        // The same bytes again are a repeat of those runs: no new run, no new hash.
+        let again = try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0 + hour, origin: .fetch))
+        #expect(again.map(\.kind) == [.repeated, .repeated])
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM run_content_hashes") == 2)
+    }
+
     @Test("observation batches: an hour given twice, an older recording, more hours than one statement takes")
     func observationBatches() throws {
         let (engine, _) = try freshEngine()
