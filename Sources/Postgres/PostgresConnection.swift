@@ -93,7 +93,7 @@ public struct PostgresRow {
 /// rolled back by the server and its error reaches the caller, who may run it again whole.
 /// Session settings (`SET`, session advisory locks) do not survive a reconnect.
 public final class PostgresConnection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// The connection string as it may be shown (no password).
     public let target: String
     private let conninfo: String
@@ -402,7 +402,7 @@ public final class PostgresConnection {
         }
     }
 
-    private func check(_ result: OpaquePointer?) throws {
+    func check(_ result: OpaquePointer?) throws {
         guard let result else { throw connectionError() }
         let status = wxdb_pq_result_status(result)
         switch status {
@@ -411,7 +411,7 @@ public final class PostgresConnection {
         }
     }
 
-    private func error(from result: OpaquePointer) -> PostgresError {
+    func error(from result: OpaquePointer) -> PostgresError {
         let state = wxdb_pq_result_error_field(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
         let primary = wxdb_pq_result_error_field(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
         let message = ConnectionString.scrub(
@@ -425,7 +425,7 @@ public final class PostgresConnection {
         return PostgresError(kind: isOpen ? .other : .connectionLost, message: message, target: target)
     }
 
-    private func connectionError() -> PostgresError {
+    func connectionError() -> PostgresError {
         let message = ConnectionString.scrub(
             Self.trimmed(String(cString: wxdb_pq_error_message(handle))), conninfo: conninfo)
         return PostgresError(kind: isOpen ? .other : .connectionLost, message: message, target: target)

@@ -12,28 +12,36 @@ extension PostgresEngine {
     ) throws {
         try inTransaction {
             let location = locationID ?? 0
-            let id: Int64
+            let values: [PostgresValue] = [
+                .integer(fetch.fetchedAt), model.postgresValue, .text(fetch.origin.rawValue), .text(outcome),
+                fetch.httpStatus.map { Int64($0) }.postgresValue, error.map { $0.escapingControls() }.postgresValue,
+                fetch.durationMilliseconds.map { Int64($0) }.postgresValue, runID.postgresValue,
+                fetch.request.postgresValue, fetch.apiWeight.postgresValue
+            ]
             if location == 0 {
                 // No counter row for "no location": the next id under the same lock the counters use.
                 try db.lockForTransaction(Self.lockKey(0))
-                id = try db.scalarInt("SELECT coalesce(max(id), 0) + 1 FROM fetch_log WHERE location_id = 0") ?? 1
+                let id = try db.scalarInt("SELECT coalesce(max(id), 0) + 1 FROM fetch_log WHERE location_id = 0") ?? 1
+                try db.run(Self.fetchLogInsertSQL, [.integer(location), .integer(id)] + values)
             } else {
-                id = try nextID(.fetch, location: location)
+                // The id and the row in one statement (one round trip, not two); no counter row
+                // means the location was removed.
+                guard try db.run(Self.fetchLogCountedInsertSQL, [.integer(location)] + values) == 1 else {
+                    throw StoreError.locationRemoved(name: "#\(location)")
+                }
             }
-            try db.run(
-                """
-                INSERT INTO fetch_log (location_id, id, attempted_at, model, origin, outcome, http_status, error, duration_ms, run_id, request, api_weight)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                """,
-                [
-                    .integer(location), .integer(id), .integer(fetch.fetchedAt), model.postgresValue,
-                    .text(fetch.origin.rawValue), .text(outcome), fetch.httpStatus.map { Int64($0) }.postgresValue,
-                    error.map { $0.escapingControls() }.postgresValue,
-                    fetch.durationMilliseconds.map { Int64($0) }.postgresValue, runID.postgresValue,
-                    fetch.request.postgresValue, fetch.apiWeight.postgresValue
-                ])
         }
     }
+
+    static let fetchLogColumns =
+        "location_id, id, attempted_at, model, origin, outcome, http_status, error, duration_ms, run_id, request, api_weight"
+    static let fetchLogInsertSQL =
+        "INSERT INTO fetch_log (" + fetchLogColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    static let fetchLogCountedInsertSQL =
+        "WITH c AS (UPDATE location_counters SET next_fetch_id = next_fetch_id + 1 WHERE location_id = $1"
+        + " RETURNING location_id, next_fetch_id - 1 AS id)"
+        + " INSERT INTO fetch_log (" + fetchLogColumns + ") SELECT c.location_id, c.id, $2::bigint, $3::text,"
+        + " $4::text, $5::text, $6::bigint, $7::text, $8::bigint, $9::bigint, $10::text, $11::double precision FROM c"
 
     /// Records a failed attempt (its own small transaction, so it survives the failure it describes).
     public func logFailure(_ fetch: FetchRecord, locationID: Int64?, model: String?, error: String) throws {

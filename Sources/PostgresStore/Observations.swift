@@ -8,15 +8,29 @@ import WxPostgres
 import WxStore
 
 extension PostgresEngine {
-    static let observationReplaceSQL =
-        "INSERT INTO observations (location_id, source, time, " + Variables.hourlyNames.joined(separator: ", ")
-        + ", recorded_at) VALUES ($1, $2, $3, "
-        + (0..<Variables.hourly.count).map { "$\($0 + 4)" }.joined(separator: ", ")
-        + ", $\(Variables.hourly.count + 4)) "
-        + "ON CONFLICT (location_id, time, source) DO UPDATE SET "
+    static let observationColumns = ["location_id", "source", "time"] + Variables.hourlyNames + ["recorded_at"]
+    static let observationInsertPrefix =
+        "INSERT INTO observations (" + observationColumns.joined(separator: ", ") + ") VALUES "
+    /// A newer recording replaces the values it has and keeps those it lacks.
+    static let observationReplaceConflict =
+        " ON CONFLICT (location_id, time, source) DO UPDATE SET "
         + Variables.hourlyNames.map { "\($0) = coalesce(excluded.\($0), observations.\($0))" }.joined(separator: ", ")
         + ", recorded_at = excluded.recorded_at"
-    static let observationUpsertSQL = observationReplaceSQL + " WHERE excluded.recorded_at >= observations.recorded_at"
+    /// An older recording changes nothing.
+    static let observationUpsertConflict =
+        observationReplaceConflict + " WHERE excluded.recorded_at >= observations.recorded_at"
+    static let observationReplaceSQL =
+        MultiRowStatement.sql(
+            prefix: observationInsertPrefix, suffix: observationReplaceConflict, width: observationColumns.count,
+            rows: 1,
+            casts: [])
+    static let observationUpsertSQL =
+        MultiRowStatement.sql(
+            prefix: observationInsertPrefix, suffix: observationUpsertConflict, width: observationColumns.count,
+            rows: 1,
+            casts: [])
+    /// Observation rows per upsert statement (16 parameters each).
+    static let observationRowsPerStatement = 2000
     static let observationValuesSQL =
         "SELECT recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
         + " FROM observations WHERE location_id = $1 AND time = $2 AND source = $3"
@@ -57,16 +71,67 @@ extension PostgresEngine {
         _ locationID: Int64, _ source: String, _ time: Int64, _ values: [Double?], _ recordedAt: Int64,
         _ replacing: Bool
     ) throws -> Bool {
-        guard
-            let row = try db.firstRow(
-                Self.observationValuesSQL, [.integer(locationID), .integer(time), .text(source)],
-                { row in (recordedAt: row.int64(0), values: (0..<values.count).map { row.optionalDouble($0 + 1) }) })
-        else { return true }
-        if !replacing, recordedAt < row.recordedAt { return false }
+        let row = try db.firstRow(
+            Self.observationValuesSQL, [.integer(locationID), .integer(time), .text(source)],
+            { row in (recordedAt: row.int64(0), values: (0..<values.count).map { row.optionalDouble($0 + 1) }) })
+        return Self.changes(values, recordedAt: recordedAt, replacing: replacing, stored: row)
+    }
+
+    /// Whether writing `values` recorded at `recordedAt` over the stored row changes it.
+    static func changes(
+        _ values: [Double?], recordedAt: Int64, replacing: Bool, stored: (recordedAt: Int64, values: [Double?])?
+    ) -> Bool {
+        guard let stored else { return true }
+        if !replacing, recordedAt < stored.recordedAt { return false }
         for (index, value) in values.enumerated() {
-            if let value, value != row.values[index] { return true }
+            if let value, value != stored.values[index] { return true }
         }
         return false
+    }
+
+    static let observationBatchValuesSQL =
+        "SELECT time, recorded_at, " + Variables.hourlyNames.joined(separator: ", ")
+        + " FROM observations WHERE location_id = $1 AND source = $2 AND time = ANY($3::bigint[])"
+
+    /// The hours of `rows` whose write would change a stored value (or add a row): one read for
+    /// them all, not one per hour.
+    func changedObservationTimes(
+        _ rows: [(time: Int64, values: [Double?])], locationID: Int64, source: String, recordedAt: Int64,
+        replacing: Bool
+    ) throws -> [Int64] {
+        guard !rows.isEmpty else { return [] }
+        var stored: [Int64: (recordedAt: Int64, values: [Double?])] = [:]
+        let times = "{" + Set(rows.map(\.time)).map { String($0) }.joined(separator: ",") + "}"
+        try db.stream(Self.observationBatchValuesSQL, [.integer(locationID), .text(source), .text(times)]) { row in
+            stored[row.int64(0)] = (row.int64(1), (0..<Variables.hourly.count).map { row.optionalDouble($0 + 2) })
+        }
+        return rows.filter {
+            Self.changes($0.values, recordedAt: recordedAt, replacing: replacing, stored: stored[$0.time])
+        }.map(\.time)
+    }
+
+    /// Writes observation rows as they are (no sums: the caller keeps them), a few thousand per
+    /// statement. Hours given twice are written one by one, in order, as each write sees the one before.
+    func upsertObservationRows(
+        _ rows: [(time: Int64, values: [Double?])], locationID: Int64, source: String, recordedAt: Int64,
+        replacing: Bool
+    ) throws {
+        func arguments(_ row: (time: Int64, values: [Double?])) -> [PostgresValue] {
+            [.integer(locationID), .text(source), .integer(row.time)] + row.values.map(\.postgresValue)
+                + [.integer(recordedAt)]
+        }
+        guard Set(rows.map(\.time)).count == rows.count else {
+            for row in rows {
+                try db.run(replacing ? Self.observationReplaceSQL : Self.observationUpsertSQL, arguments(row))
+            }
+            return
+        }
+        var statement = MultiRowStatement(
+            Self.observationInsertPrefix, width: Self.observationColumns.count,
+            suffix: replacing ? Self.observationReplaceConflict : Self.observationUpsertConflict,
+            rowsPerStatement: Self.observationRowsPerStatement)
+        for row in rows { try statement.append(arguments(row), db) }
+        try statement.flush(db)
     }
 
     /// Like `upsertObservations`, in one transaction of its own.
@@ -106,11 +171,8 @@ extension PostgresEngine {
         replacing: Bool
     ) throws {
         func write() throws {
-            for row in rows {
-                try upsertObservation(
-                    locationID: locationID, source: source, time: row.time, values: row.values, recordedAt: recordedAt,
-                    replacing: replacing)
-            }
+            try upsertObservationRows(
+                rows, locationID: locationID, source: source, recordedAt: recordedAt, replacing: replacing)
         }
         // Inside a `storeAll` chunk that keeps the sums of these hours itself, nothing is to be done here.
         let keptOutside =
@@ -122,8 +184,8 @@ extension PostgresEngine {
             }
         let changed =
             try sumsKeeping.keepsSums && !keptOutside
-            ? rows.filter { try observationChanges(locationID, source, $0.time, $0.values, recordedAt, replacing) }
-                .map(\.time) : []
+            ? changedObservationTimes(
+                rows, locationID: locationID, source: source, recordedAt: recordedAt, replacing: replacing) : []
         guard let first = changed.min(), let last = changed.max() else { return try keeping(.enclosingWrite, write) }
         try keepingSums(
             .observations(location: locationID, source: source, from: first, through: last), location: locationID,
@@ -163,11 +225,9 @@ extension PostgresEngine {
                         "UPDATE observations SET " + names.map { "\($0) = NULL" }.joined(separator: ", ")
                             + " WHERE location_id = $1 AND source = $2 AND time BETWEEN $3::bigint AND $4::bigint", span
                     )
-                    for hour in result.hours {
-                        try upsertObservation(
-                            locationID: locationID, source: source, time: hour.time, values: hour.values,
-                            recordedAt: recordedAt, replacing: false)
-                    }
+                    try upsertObservationRows(
+                        result.hours.map { ($0.time, $0.values) }, locationID: locationID, source: source,
+                        recordedAt: recordedAt, replacing: false)
                     try db.run(
                         "DELETE FROM observations WHERE location_id = $1 AND source = $2 AND time BETWEEN $3::bigint AND $4::bigint AND "
                             + Variables.hourlyNames.map { "\($0) IS NULL" }.joined(separator: " AND "), span)

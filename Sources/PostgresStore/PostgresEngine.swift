@@ -114,11 +114,11 @@ public final class PostgresEngine {
     static let hourlyColumns = ["location_id", "run_id", "valid_time"] + Variables.hourlyNames
     static let dailyColumns = ["location_id", "run_id", "date"] + Variables.dailyNames
 
-    /// The run's hourly and daily rows, by COPY; a repeated hour or date keeps its first values,
-    /// as in the SQLite engine.
+    /// The run's hourly and daily rows, by binary COPY (no value printed and parsed again); a
+    /// repeated hour or date keeps its first values, as in the SQLite engine.
     func copyRows(_ forecast: ModelForecast, location: Int64, runID: Int64) throws {
         if !forecast.hourlyTimes.isEmpty {
-            try db.copy(into: "hourly_forecasts", columns: Self.hourlyColumns) { rows in
+            try db.copyBinary(into: "hourly_forecasts", columns: Self.hourlyColumns) { rows in
                 var seen = Set<Int64>()
                 for (row, time) in forecast.hourlyTimes.enumerated() where seen.insert(time).inserted {
                     rows.append(location)
@@ -130,7 +130,7 @@ public final class PostgresEngine {
             }
         }
         if !forecast.dailyDates.isEmpty {
-            try db.copy(into: "daily_forecasts", columns: Self.dailyColumns) { rows in
+            try db.copyBinary(into: "daily_forecasts", columns: Self.dailyColumns) { rows in
                 var seen = Set<String>()
                 for (row, date) in forecast.dailyDates.enumerated() where seen.insert(date).inserted {
                     rows.append(location)

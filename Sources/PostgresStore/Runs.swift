@@ -183,30 +183,30 @@ extension PostgresEngine {
                 try correctIssueTime(runID, location: location.id, to: modelRun, origin: fetch.origin)
             }
         } else {
-            runID = try nextID(.run, location: location.id)
             kind = .stored
             let modelRun = fetch.issuedAt[forecast.model]
-            try db.run(
-                """
-                INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,
-                    grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,
-                    first_valid_time, last_valid_time, hour_count, day_count)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-                """,
-                [
-                    .integer(location.id), .integer(runID), .text(forecast.model),
-                    .integer(modelRun ?? fetch.fetchedAt),
-                    .text(modelRun == nil ? "first_fetch" : fetch.origin == .singleRun ? "single_run" : "model_run"),
-                    .integer(fetch.fetchedAt), .real(response.latitude), .real(response.longitude),
-                    response.elevation.postgresValue, .integer(Int64(response.utcOffsetSeconds)),
-                    .text(response.timezone), .integer(hash), forecast.hourlyTimes.min().postgresValue,
-                    forecast.hourlyTimes.max().postgresValue, .integer(Int64(Set(forecast.hourlyTimes).count)),
-                    .integer(Int64(Set(forecast.dailyDates).count))
-                ])
+            // The run's id and its row in one statement (one round trip, not two); no counter row
+            // means the location was removed.
+            guard
+                let id = try db.firstRow(
+                    Self.runInsertSQL,
+                    [
+                        .integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
+                        .text(
+                            modelRun == nil ? "first_fetch" : fetch.origin == .singleRun ? "single_run" : "model_run"),
+                        .integer(fetch.fetchedAt), .real(response.latitude), .real(response.longitude),
+                        response.elevation.postgresValue, .integer(Int64(response.utcOffsetSeconds)),
+                        .text(response.timezone), .integer(hash), forecast.hourlyTimes.min().postgresValue,
+                        forecast.hourlyTimes.max().postgresValue, .integer(Int64(Set(forecast.hourlyTimes).count)),
+                        .integer(Int64(Set(forecast.dailyDates).count))
+                    ], { $0.int64(0) })
+            else { throw StoreError.locationRemoved(name: location.name) }
+            runID = id
             try copyRows(forecast, location: location.id, runID: runID)
             try addSums(.run(runID, validTimes: nil), location: location.id)
         }
-        if same == nil {
+        // A new run's hash went in with its row (runInsertSQL); a matched run gains this content's hash.
+        if same == nil && kind == .repeated {
             try db.run(
                 "INSERT INTO run_content_hashes (location_id, model, content_hash, run_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
                 [.integer(location.id), .text(forecast.model), .integer(hash), .integer(runID)])
@@ -217,6 +217,21 @@ extension PostgresEngine {
             kind: kind, model: forecast.model, runID: runID, hours: forecast.hourlyTimes.count,
             days: forecast.dailyDates.count, addedHours: added, continued: continued)
     }
+
+    static let runInsertSQL =
+        "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1 WHERE location_id = $1"
+        + " RETURNING location_id, next_run_id - 1 AS id),"
+        + " r AS (INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,"
+        + " grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,"
+        + " first_valid_time, last_valid_time, hour_count, day_count)"
+        + " SELECT c.location_id, c.id, $2::text, $3::bigint, $4::text, $5::bigint, $6::double precision,"
+        + " $7::double precision, $8::double precision, $9::bigint, $10::text, $11::bigint, $12::bigint, $13::bigint,"
+        + " $14::bigint, $15::bigint FROM c RETURNING location_id, id),"
+        // Its content hash in the same statement (one round trip less per stored run); the foreign key
+        // to forecast_runs is checked at the statement's end, when the run's row is there.
+        + " h AS (INSERT INTO run_content_hashes (location_id, model, content_hash, run_id)"
+        + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING)"
+        + " SELECT id FROM r"
 
     /// Gives a stored run measured from its first fetch the initialisation time a better source now
     /// names for the same content, moving its pairs' sums with every lead (as the SQLite engine).

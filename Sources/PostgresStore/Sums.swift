@@ -2,7 +2,8 @@
 // (StoreSQLite/SumsScopes.swift): every write that can create, change or remove pairs subtracts
 // the sums of the pairs it touches before it and adds them after it, in the same transaction. The
 // pairs are read here with PostgreSQL's SQL and folded by WxStore's `PairSummer` (the same lead
-// buckets, local days and persistence references as SQLite's); the change is one upsert per group.
+// buckets, local days and persistence references as SQLite's); the change goes in a few multi-row
+// upserts (MultiRowStatement).
 import WxCore
 import WxPostgres
 import WxStore
@@ -53,7 +54,8 @@ extension PostgresEngine {
     static let runPairsSQL =
         "SELECT " + pairColumns + """
              FROM forecast_runs r
-            JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id AND h.valid_time <= $3::bigint
+            JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id
+                AND h.valid_time <= (SELECT max(time) FROM observations WHERE location_id = $1)
             JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time
             WHERE r.location_id = $1 AND r.id = $2 AND
             """ + " " + pairLead + " ORDER BY h.valid_time, o.source COLLATE \"C\""
@@ -73,7 +75,8 @@ extension PostgresEngine {
     static let referencingPairsSQL =
         "SELECT " + pairColumns + """
              FROM forecast_runs r
-            JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id AND h.valid_time <= $5::bigint
+            JOIN hourly_forecasts h ON h.location_id = r.location_id AND h.run_id = r.id
+                AND h.valid_time <= (SELECT max(time) FROM observations WHERE location_id = $1 AND source = $2)
             JOIN observations o ON o.location_id = r.location_id AND o.time = h.valid_time AND o.source = $2
             WHERE r.location_id = $1 AND r.issued_at >= $3::bigint AND r.issued_at < $4::bigint + 3600
               AND NOT (h.valid_time BETWEEN $3::bigint AND $4::bigint) AND
@@ -90,7 +93,9 @@ extension PostgresEngine {
     /// addition is not associative: the pairs are folded in the order SQLite's plans read them
     /// (its engine's SumsScopes.swift), so both engines keep the same bits.
     func collectSums(_ scope: PairScope, location: Int64, byRun: Bool = false, into delta: inout SumsDelta) throws {
-        var summer = try pairSummer(locationID: location)
+        // Made at the first pair (a scope without pairs, as a new run's often is, costs no lookup
+        // of the location's zone).
+        var summer: PairSummer?
         // The pairs are read whole before they are summed: summing looks up persistence references,
         // and the connection takes no other statement while it streams one.
         func add(_ sql: String, _ arguments: [PostgresValue], only validTimes: Set<Int64>? = nil) throws {
@@ -101,32 +106,24 @@ extension PostgresEngine {
                 pairs.keys.append((row.int64(0), row.string(1), row.string(2), row.int64(3), valid))
                 for index in 0..<PairRows.width { pairs.values.append(row.optionalDouble(5 + index) ?? .nan) }
             }
-            try pairs.add(into: &summer)
+            guard !pairs.keys.isEmpty else { return }
+            if summer == nil { summer = try pairSummer(locationID: location) }
+            try pairs.add(into: &summer!)
         }
         switch scope {
         case .run(let id, let validTimes):
-            // Only hours up to the latest observation can pair: a new run's later hours are not read.
-            guard let latest = try latestObservation(location: location, source: nil) else { return }
-            try add(Self.runPairsSQL, [.integer(location), .integer(id), .integer(latest)], only: validTimes)
+            // Only hours up to the latest observation can pair: a new run's later hours are not read
+            // (the latest is looked up in the same statement: one round trip less per run).
+            try add(Self.runPairsSQL, [.integer(location), .integer(id)], only: validTimes)
         case .observations(_, let source, let from, let through):
             try add(
                 byRun ? Self.observationPairsByRunSQL : Self.observationPairsByHourSQL,
                 [.integer(location), .text(source), .integer(from), .integer(through), .integer(LeadRule.maxSeconds)])
-            let latest = try latestObservation(location: location, source: source) ?? .min
-            try add(
-                Self.referencingPairsSQL,
-                [.integer(location), .text(source), .integer(from), .integer(through), .integer(latest)])
+            try add(Self.referencingPairsSQL, [.integer(location), .text(source), .integer(from), .integer(through)])
         case .location:
             try add(Self.locationPairsSQL, [.integer(location)])
         }
-        summer.flush(into: &delta)
-    }
-
-    /// The time of the location's latest observation (of `source`, or of any), if it has one.
-    func latestObservation(location: Int64, source: String?) throws -> Int64? {
-        try db.scalarInt(
-            "SELECT max(time) FROM observations WHERE location_id = $1 AND ($2::text IS NULL OR source = $2)",
-            [.integer(location), source.postgresValue])
+        summer?.flush(into: &delta)
     }
 
     /// A summer for the pairs of a location: its zone's days, the spans an enclosing write keeps
@@ -161,26 +158,43 @@ extension PostgresEngine {
     static let summaryKeyColumns = [
         "location_id", "model", "source", "variable", "lead_from_h", "lead_to_h", "valid_date"
     ]
-    static let summaryUpsertSQL: String = {
+    static let summaryColumns =
+        summaryKeyColumns + SummarySums.columns.map(\.name) + [
+            "valid_from", "valid_to", "first_valid_time", "last_valid_time"
+        ]
+    /// What an upserted row does to a stored group: its sums are added, its bounds widened.
+    static let summaryConflictSQL: String = {
         let sums = SummarySums.columns.map(\.name)
-        let columns = summaryKeyColumns + sums + ["valid_from", "valid_to", "first_valid_time", "last_valid_time"]
         let table = "verification_summaries"
         // A score absent on one side takes the other's (as `SummarySums.merge`).
         func add(_ c: String) -> String {
-            "\(c) = CASE WHEN excluded.\(c) IS NULL THEN \(table).\(c) ELSE coalesce(\(table).\(c), 0) + excluded.\(c) END"
+            c + " = CASE WHEN excluded." + c + " IS NULL THEN " + table + "." + c + " ELSE coalesce(" + table + "."
+                + c + ", 0) + excluded." + c + " END"
         }
         func widen(_ c: String, _ f: String) -> String {
-            "\(c) = CASE WHEN excluded.\(c) IS NULL THEN \(table).\(c) WHEN \(table).\(c) IS NULL THEN excluded.\(c) ELSE \(f)(\(table).\(c), excluded.\(c)) END"
+            c + " = CASE WHEN excluded." + c + " IS NULL THEN " + table + "." + c + " WHEN " + table + "." + c
+                + " IS NULL THEN excluded." + c + " ELSE " + f + "(" + table + "." + c + ", excluded." + c + ") END"
         }
-        return "INSERT INTO \(table) (" + columns.joined(separator: ", ") + ") VALUES ("
-            + (1...columns.count).map { "$\($0)" }.joined(separator: ", ") + ") "
-            + "ON CONFLICT (location_id, source, variable, model, valid_from, lead_from_h) DO UPDATE SET "
+        return " ON CONFLICT (location_id, source, variable, model, valid_from, lead_from_h) DO UPDATE SET "
             + sums.map(add).joined(separator: ", ") + ", "
             + [widen("first_valid_time", "least"), widen("last_valid_time", "greatest")].joined(separator: ", ")
     }()
+    /// Groups per upsert statement: one statement carries at most 65,535 parameters.
+    static let summaryRowsPerStatement = 1000
 
-    /// Adds a delta to `verification_summaries`; groups left without pairs are removed.
+    /// Adds a delta to `verification_summaries`; groups left without pairs are removed. The groups
+    /// go in a few multi-row upserts, not one statement each (a round trip per group was most of a
+    /// store's time): each group's stored sums still take one addition of the group's delta, as
+    /// the SQLite engine adds it, so both keep the same bits.
     func applySums(_ delta: SumsDelta) throws {
+        var rows = MultiRowStatement(
+            "INSERT INTO verification_summaries (" + Self.summaryColumns.joined(separator: ", ") + ") VALUES ",
+            width: Self.summaryColumns.count, suffix: Self.summaryConflictSQL,
+            rowsPerStatement: Self.summaryRowsPerStatement
+        )
+        // Two rows of one statement may not update the same stored row: a group whose conflict key
+        // is already in the statement (days of two zones 24 h apart after a zone change) waits for the next.
+        var conflictKeys = Set<ConflictKey>()
         for (key, group) in delta.groups {
             let values = group.sums.values
             // Nothing changed (the same pairs subtracted and added back): no write.
@@ -200,19 +214,43 @@ extension PostgresEngine {
                 .integer(key.validFrom), .integer(key.validTo), group.firstValid.postgresValue,
                 group.lastValid.postgresValue
             ]
-            try db.run(Self.summaryUpsertSQL, arguments)
+            let conflict = ConflictKey(
+                source: key.source, variable: key.variable, model: key.model, validFrom: key.validFrom,
+                leadFrom: key.leadFrom, location: key.location)
+            if !conflictKeys.insert(conflict).inserted {
+                try rows.flush(db)
+                conflictKeys = [conflict]
+            }
+            try rows.append(arguments, db)
+            if rows.isEmpty { conflictKeys = [] }
         }
-        for key in delta.emptied {
-            try db.run(
-                """
-                DELETE FROM verification_summaries WHERE location_id = $1 AND source = $2 AND variable = $3
-                  AND model = $4 AND lead_from_h = $5 AND valid_from = $6 AND n <= 0
-                """,
-                [
-                    .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
-                    .integer(Int64(key.leadFrom)), .integer(key.validFrom)
-                ])
+        try rows.flush(db)
+        // Per location, so that on Citus each DELETE goes to the one shard holding it.
+        for (location, keys) in Dictionary(grouping: delta.emptied, by: \.location) {
+            var emptied = MultiRowStatement(
+                "DELETE FROM verification_summaries WHERE location_id = $1 AND n <= 0"
+                    + " AND (source, variable, model, lead_from_h, valid_from) IN (VALUES ",
+                width: 5, suffix: ")", rowsPerStatement: Self.summaryRowsPerStatement,
+                casts: ["::text", "::text", "::text", "::bigint", "::bigint"], leading: [.integer(location)])
+            for key in keys {
+                try emptied.append(
+                    [
+                        .text(key.source), .text(key.variable), .text(key.model), .integer(Int64(key.leadFrom)),
+                        .integer(key.validFrom)
+                    ], db)
+            }
+            try emptied.flush(db)
         }
+    }
+
+    /// The columns of `verification_summaries`' primary key.
+    struct ConflictKey: Hashable {
+        var source: String
+        var variable: String
+        var model: String
+        var validFrom: Int64
+        var leadFrom: Int
+        var location: Int64
     }
 
     /// Sets a group's first and last valid hour from its stored pairs (a day that pruned runs had
