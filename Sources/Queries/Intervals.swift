@@ -52,6 +52,19 @@ public enum IntervalScore: String, CaseIterable, Sendable {
     }
 }
 
+extension IntervalScore {
+    /// A scale on which the score's spread depends little on the score itself: the log of a positive
+    /// spread (MAE, RMSE, error SD: a record of calm days has both a small RMSE and a small spread of
+    /// it) and Fisher's z of a correlation; nil (the score's own scale) for the rest.
+    var stabilising: (forward: (Double) -> Double, back: (Double) -> Double, slope: (Double) -> Double)? {
+        switch self {
+        case .mae, .rmse, .errorSD: return (forward: { log($0) }, back: { exp($0) }, slope: { 1 / $0 })
+        case .correlation: return (forward: { atanh($0) }, back: { tanh($0) }, slope: { 1 / (1 - $0 * $0) })
+        default: return nil
+        }
+    }
+}
+
 /// The intervals of one group's scores, and how they were made.
 public struct ScoreIntervals: Sendable, Equatable {
     public var confidence: Double
@@ -87,14 +100,20 @@ public enum DayBootstrap {
     /// The intervals of the scores of `days` (day start instants and their sums, in any order);
     /// nil below `minimumDays`. The same input and seed give the same intervals. `adjusted: false`
     /// keeps the plain percentiles, `widened: false` leaves out the t/z widening (both off: what an
-    /// independent resampling's percentile interval is checked against).
+    /// independent resampling's percentile interval is checked against); `studentized: true` gives the
+    /// bootstrap-t on the scores' stabilising scales instead (measured against verify's method in the
+    /// Monte Carlo of the tests, and not better there).
     public static func intervals(
         days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int = defaultResamples,
-        blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, seed: UInt64
+        blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, studentized: Bool = false,
+        seed: UInt64
     ) -> ScoreIntervals? {
-        intervals(
+        var method = Method()
+        method.studentized = studentized
+        method.stabilised = studentized
+        return intervals(
             days: input, confidence: confidence, resamples: resamples, blockLength: fixed, adjusted: adjusted,
-            widened: widened, seed: seed, method: Method())
+            widened: widened, seed: seed, method: method)
     }
 
     /// The choices the Monte Carlo of the tests compares; `Method()` is what `query verify` uses.
@@ -108,6 +127,11 @@ public enum DayBootstrap {
         var rule = Rule.keep(share: 0.9)
         /// The t widening's degrees of freedom: days / (2L) (pairs of blocks), or days / L − 1.
         var pairsOfBlocks = true
+        /// The studentized bootstrap (bootstrap-t) instead of widened BCa percentiles: each resample's
+        /// score over its own block standard error (``DayTable/resample(_:blockLength:seed:influence:_:)``).
+        var studentized = false
+        /// Widen (or studentize) on the score's ``IntervalScore/stabilising`` scale.
+        var stabilised = false
     }
 
     static func intervals(
@@ -128,9 +152,25 @@ public enum DayBootstrap {
         let table = DayTable(days: days, positions: positions, span: span)
         var samples = [[Double]](repeating: [], count: scores.count)
         for index in samples.indices { samples[index].reserveCapacity(resamples) }
-        table.resample(resamples, blockLength: length, seed: seed) { resample in
+        let estimates = scores.map { $0.value(total) ?? .nan }
+        // Bootstrap-t: each day's influence on each score, batched in runs of the rounded block length.
+        let batch = max(1, Int(length.rounded()))
+        let influence =
+            method.studentized ? Influence(table.influences(estimates: estimates, scores: scores), batch: batch) : nil
+        let errors = influence.map { table.batchVariances($0) } ?? []
+        var studentized = [[Double]](repeating: [], count: method.studentized ? scores.count : 0)
+        table.resample(resamples, blockLength: length, seed: seed, influence: influence) { resample, variances in
             for (index, score) in scores.enumerated() {
-                if let value = score.value(resample), value.isFinite { samples[index].append(value) }
+                guard let value = score.value(resample), value.isFinite else { continue }
+                samples[index].append(value)
+                guard !studentized.isEmpty, variances[index] > 0 else { continue }
+                var t = (value - estimates[index]) / variances[index].squareRoot()
+                if method.stabilised, let scale = score.stabilising {
+                    t =
+                        (scale.forward(value) - scale.forward(estimates[index]))
+                        / (variances[index].squareRoot() * scale.slope(value))
+                }
+                if t.isFinite { studentized[index].append(t) }
             }
         }
         var out: [IntervalScore: ScoreInterval] = [:]
@@ -159,11 +199,33 @@ public enum DayBootstrap {
             guard let low = Quantiles.quantile(sorted, levels.low), let high = Quantiles.quantile(sorted, levels.high)
             else { continue }
             let possible = score.possible
+            var ends = (low: estimate - (estimate - low) * widen, high: estimate + (high - estimate) * widen)
+            if method.stabilised, let scale = score.stabilising {
+                let y = scale.forward(estimate)
+                let stable = (
+                    low: scale.back(y - (y - scale.forward(low)) * widen),
+                    high: scale.back(y + (scale.forward(high) - y) * widen)
+                )
+                if stable.low.isFinite && stable.high.isFinite { ends = stable }
+            }
+            if !studentized.isEmpty, errors[index] > 0, studentized[index].count >= resamples * 9 / 10 {
+                // θ̂ − t*₁₋α·SE … θ̂ − t*α·SE, on the stabilising scale where asked.
+                let t = studentized[index].sorted()
+                if let tLow = Quantiles.quantile(t, tail), let tHigh = Quantiles.quantile(t, 1 - tail) {
+                    let se = errors[index].squareRoot()
+                    ends = (low: estimate - tHigh * se, high: estimate - tLow * se)
+                    if method.stabilised, let scale = score.stabilising {
+                        let y = scale.forward(estimate), seY = se * scale.slope(estimate)
+                        let stable = (low: scale.back(y - tHigh * seY), high: scale.back(y - tLow * seY))
+                        if stable.low.isFinite && stable.high.isFinite { ends = stable }
+                    }
+                }
+            }
             // BCa's levels can move both ends past a strongly biased estimate; the printed
             // "1.31 (1.18–1.45)" always brackets its score.
             out[score] = ScoreInterval(
-                low: max(possible.lowerBound, min(estimate, estimate - (estimate - low) * widen)),
-                high: min(possible.upperBound, max(estimate, estimate + (high - estimate) * widen)))
+                low: max(possible.lowerBound, min(estimate, ends.low)),
+                high: min(possible.upperBound, max(estimate, ends.high)))
         }
         return ScoreIntervals(
             confidence: confidence, days: days.count, blockLength: length, resamples: resamples, scores: out)
@@ -389,17 +451,83 @@ struct DayTable {
         return SummarySums(values: values)
     }
 
+    /// Each occupied day's influence on each score: the score of all days less the score without that
+    /// day (≈ the score's gradient times the day's sums; the scores are ratios of sums, so these add up
+    /// to about 0). Row-major, `scores.count` per day; 0 where leaving the day out leaves no score.
+    func influences(estimates: [Double], scores: [IntervalScore]) -> (values: [Double], width: Int) {
+        var total = [SIMD4<Double>](repeating: .zero, count: chunks)
+        for index in rows.indices { total[index % chunks] += rows[index] }
+        var values = [Double?](repeating: nil, count: SummarySums.columns.count)
+        var out = [Double](repeating: 0, count: days * scores.count)
+        for row in 0..<days {
+            let rest = (0..<chunks).map { total[$0] - rows[row * chunks + $0] }
+            let sums = rest.withUnsafeBufferPointer { self.sums($0, drawn: days > 1, into: &values) }
+            for (index, score) in scores.enumerated() {
+                guard let value = score.value(sums), value.isFinite, estimates[index].isFinite else { continue }
+                out[row * scores.count + index] = estimates[index] - value
+            }
+        }
+        return (out, scores.count)
+    }
+
+    /// The days' influences summed in runs of `batch` calendar positions (the batch-means estimate of
+    /// the long-run variance): Σ_b (U_b − k_b·Ū)², U_b a run's sum, k_b its days, Ū the mean per day.
+    struct Moments {
+        var squares: Double = 0, weighted: Double = 0, sum: Double = 0
+    }
+
+    /// The batch variance of each score over the calendar as it is (the bootstrap-t's standard error²).
+    func batchVariances(_ influence: Influence) -> [Double] {
+        let width = influence.width
+        var moments = [Moments](repeating: .init(), count: width)
+        var run = [Double](repeating: 0, count: width)
+        var k = 0.0, kSquares = 0.0, total = 0.0
+        for position in 0..<span {
+            let row = Int(slot[position])
+            if row >= 0 {
+                for i in 0..<width { run[i] += influence.values[row * width + i] }
+                k += 1
+            }
+            if (position + 1) % influence.batch == 0 || position == span - 1 {
+                for i in 0..<width {
+                    moments[i].squares += run[i] * run[i]
+                    moments[i].weighted += k * run[i]
+                    moments[i].sum += run[i]
+                    run[i] = 0
+                }
+                kSquares += k * k
+                total += k
+                k = 0
+            }
+        }
+        return moments.map { Influence.variance($0, kSquares: kSquares, days: total) }
+    }
+
     /// Draws `count` stationary-bootstrap resamples of the calendar (geometric blocks of mean
-    /// `blockLength` wrapping round it) and hands each one's summed sums to `body`.
-    func resample(_ count: Int, blockLength: Double, seed: UInt64, _ body: (SummarySums) -> Void) {
+    /// `blockLength` wrapping round it) and hands each one's summed sums to `body`, with, given the
+    /// days' `influence`, each score's batch variance over the resample's drawn days in draw order
+    /// (empty without).
+    func resample(
+        _ count: Int, blockLength: Double, seed: UInt64, influence: Influence? = nil,
+        _ body: (SummarySums, [Double]) -> Void
+    ) {
         var random = SplitMix(state: seed)
         let jump = 1 / max(1, blockLength)
         let span = span, chunks = chunks
         var values = [Double?](repeating: nil, count: SummarySums.columns.count)
         var sum = [SIMD4<Double>](repeating: .zero, count: chunks)
+        let width = influence?.width ?? 0, batch = influence?.batch ?? 1
+        let weights = influence?.values ?? []
+        var run = [Double](repeating: 0, count: width)
+        var moments = [Moments](repeating: .init(), count: width)
+        var variances = [Double](repeating: 0, count: width)
         rows.withUnsafeBufferPointer { rows in
             slot.withUnsafeBufferPointer { slot in
                 for _ in 0..<count {
+                    var k = 0.0, kSquares = 0.0, total = 0.0
+                    if width > 0 {
+                        for i in 0..<width { moments[i] = .init() }
+                    }
                     var drawn = false
                     var position = random.below(span)
                     var s0 = SIMD4<Double>.zero, s1 = s0, s2 = s0, s3 = s0
@@ -414,6 +542,23 @@ struct DayTable {
                             }
                         }
                         let row = Int(slot[position])
+                        if width > 0 {
+                            if row >= 0 {
+                                for i in 0..<width { run[i] += weights[row * width + i] }
+                                k += 1
+                            }
+                            if (step + 1) % batch == 0 || step == span - 1 {
+                                for i in 0..<width {
+                                    moments[i].squares += run[i] * run[i]
+                                    moments[i].weighted += k * run[i]
+                                    moments[i].sum += run[i]
+                                    run[i] = 0
+                                }
+                                kSquares += k * k
+                                total += k
+                                k = 0
+                            }
+                        }
                         guard row >= 0 else { continue }
                         drawn = true
                         let base = row * chunks
@@ -432,7 +577,10 @@ struct DayTable {
                         sum[2] = s2
                         sum[3] = s3
                     }
-                    body(sum.withUnsafeBufferPointer { sums($0, drawn: drawn, into: &values) })
+                    for i in 0..<width {
+                        variances[i] = Influence.variance(moments[i], kSquares: kSquares, days: total)
+                    }
+                    body(sum.withUnsafeBufferPointer { sums($0, drawn: drawn, into: &values) }, variances)
                 }
             }
         }
@@ -457,6 +605,27 @@ struct DayTable {
             let rest = (0..<chunks).map { total[$0] - block[$0] }
             body(rest.withUnsafeBufferPointer { sums($0, drawn: true, into: &values) })
         }
+    }
+}
+
+/// The days' influences on the scores (``DayTable/influences(estimates:scores:)``) and the run of
+/// calendar positions their batch variance sums over.
+struct Influence {
+    let values: [Double]
+    let width: Int
+    let batch: Int
+
+    init(_ influences: (values: [Double], width: Int), batch: Int) {
+        self.values = influences.values
+        self.width = influences.width
+        self.batch = batch
+    }
+
+    /// Σ_b (U_b − k_b·Ū)² from Σ U_b², Σ k_b·U_b, Σ U_b and Σ k_b², with Ū = Σ U_b / days.
+    static func variance(_ m: DayTable.Moments, kSquares: Double, days: Double) -> Double {
+        guard days > 0 else { return 0 }
+        let mean = m.sum / days
+        return max(0, m.squares - 2 * mean * m.weighted + mean * mean * kSquares)
     }
 }
 

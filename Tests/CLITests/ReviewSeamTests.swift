@@ -45,7 +45,8 @@ struct IntervalLimitTests {
             #expect(interval.low >= 0, "\(score) interval starts at \(interval.low)")
             #expect(interval.high > interval.low)
         }
-        let plain = try #require(DayBootstrap.intervals(days: days, confidence: 0.95, widened: false, seed: 7))
+        let plain = try #require(
+            DayBootstrap.intervals(days: days, confidence: 0.95, widened: false, studentized: false, seed: 7))
         #expect(plain.scores[.mae]!.low == 0)
     }
 }

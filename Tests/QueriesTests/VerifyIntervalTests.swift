@@ -54,6 +54,8 @@ struct KnownDays {
 /// How often the intervals cover the truth, and how wide they are against the analytical SE.
 struct Coverage {
     var covered: [IntervalScore: Int] = [:]
+    /// Misses with the truth above the interval (the rest are below it).
+    var above: [IntervalScore: Int] = [:]
     var widthRatio: [IntervalScore: Double] = [:]
     var repetitions = 0
     var blockLength = 0.0
@@ -80,6 +82,8 @@ struct Coverage {
                 guard let interval = intervals.scores[score] else { continue }
                 if interval.low <= truth[score]! && truth[score]! <= interval.high {
                     result.covered[score, default: 0] += 1
+                } else if truth[score]! > interval.high {
+                    result.above[score, default: 0] += 1
                 }
                 if let se = errors[score] {
                     result.widthRatio[score, default: 0] +=
@@ -142,7 +146,7 @@ struct VerifyIntervalTests {
             let ours = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.9, resamples: 300, blockLength: length, adjusted: false, widened: false,
-                    seed: 5))
+                    studentized: false, seed: 5))
             let plain = plainPercentiles(days, resamples: 300, blockLength: length, confidence: 0.9, seed: 5)
             #expect(ours.scores.count >= 8)
             #expect(ours.scores == plain, "block length \(length)")
@@ -287,7 +291,7 @@ struct VerifyIntervalTests {
     }
 
     @Test(
-        "agrees with scipy.stats.bootstrap (percentile and BCa, independent days) within Monte Carlo error, for every score with an interval",
+        "agrees with scipy.stats.bootstrap (percentile and BCa) and with numpy's bootstrap-t (the alternative the Monte Carlo measures), independent days, within Monte Carlo error, for every score with an interval",
         .enabled(
             if: scipyPython != nil, "scipy is not installed (.ci/run's .build/reference-venv, or WXDB_REFERENCE_PYTHON)"
         ))
@@ -331,8 +335,43 @@ struct VerifyIntervalTests {
                 "ets": ets,
                 "brier": lambda s: g(s, "brier_sum") / g(s, "brier_n"),
             }
+            # the studentized bootstrap the Monte Carlo compares (not in scipy), written again in numpy from its
+            # definition: each day's influence = score of all days − score without it; SE² = Σ(u − ū)²
+            # (batches of one day); per resample t* = (g(θ*) − g(θ̂)) / (SE*·g'(θ*)) on the stabilising
+            # scale g (log for MAE/RMSE/error SD, Fisher's z for correlation), SE* the same sum over the
+            # resample's days; interval g⁻¹(g(θ̂) − t*₀.₉₇₅·SE·g'(θ̂)) … g⁻¹(g(θ̂) − t*₀.₀₂₅·SE·g'(θ̂)).
+            possible = {"mae": (0, np.inf), "rmse": (0, np.inf), "error_sd": (0, np.inf), "correlation": (-1, 1),
+                        "persistence_skill": (-np.inf, 1), "pod": (0, 1), "far": (0, 1), "csi": (0, 1),
+                        "brier": (0, 1), "ets": (-1 / 3, 1)}
+            def student(f, name, rng, resamples=20000):
+                total = d.sum(axis=0)
+                est = f(total)
+                with np.errstate(all="ignore"):
+                    loo = f(total[None, :] - d)
+                u = np.where(np.isfinite(loo), est - loo, 0.0)
+                se = np.sqrt(((u - u.mean()) ** 2).sum())
+                idx = rng.integers(0, len(d), size=(resamples, len(d)))
+                with np.errstate(all="ignore"):
+                    theta = f(d[idx].sum(axis=1))
+                uu = u[idx]
+                se_star = np.sqrt(((uu - uu.mean(axis=1, keepdims=True)) ** 2).sum(axis=1))
+                if name in ("mae", "rmse", "error_sd"):
+                    fw, bk, slope = np.log, np.exp, lambda x: 1 / x
+                elif name == "correlation":
+                    fw, bk, slope = np.arctanh, np.tanh, lambda x: 1 / (1 - x * x)
+                else:
+                    fw, bk, slope = (lambda x: x), (lambda x: x), (lambda x: 1.0 + 0 * x)
+                with np.errstate(all="ignore"):
+                    t = (fw(theta) - fw(est)) / (se_star * slope(theta))
+                t = t[np.isfinite(theta) & (se_star > 0) & np.isfinite(t)]
+                t_low, t_high = np.quantile(t, 0.025), np.quantile(t, 0.975)
+                y, se_y = fw(est), se * slope(est)
+                low, high = bk(y - t_high * se_y), bk(y - t_low * se_y)
+                lb, ub = possible.get(name, (-np.inf, np.inf))
+                return [float(max(lb, min(est, low))), float(min(ub, max(est, high)))]
             out = {}
             for name in sys.argv[2].split(","):
+                out[name + "_student"] = student(scores[name], name, np.random.default_rng(2))
                 f = scores[name]
                 stat = lambda i, axis=-1: f(d[i.astype(int)].sum(axis=-2))
                 for method in ["percentile", "BCa"]:
@@ -349,11 +388,16 @@ struct VerifyIntervalTests {
             let ours = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
-                    seed: 4))
+                    studentized: false, seed: 4))
+            // The bootstrap-t the Monte Carlo compares, against numpy's own bootstrap-t (scipy has none).
+            let student = try #require(
+                DayBootstrap.intervals(
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, studentized: true, seed: 4))
             // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
             let bca = try #require(
                 DayBootstrap.intervals(
-                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false,
+                    studentized: false, seed: 4))
             let present = SummarySums.columns.indices.filter { column in days.contains { $0.sums.values[column] != nil }
             }
             let rows = days.map { day in present.map { day.sums.values[$0] ?? 0 } }
@@ -379,6 +423,12 @@ struct VerifyIntervalTests {
                 #expect(
                     abs(adjusted.high - theirsBCa[1]) < 0.04 * width,
                     "\(score) BCa high \(adjusted.high) vs \(theirsBCa[1])")
+                let theirsT = try #require(reference[score.rawValue + "_student"])
+                let t = try #require(student.scores[score])
+                let widthT = theirsT[1] - theirsT[0]
+                #expect(abs(t.low - theirsT[0]) < 0.04 * widthT, "\(score) bootstrap-t low \(t.low) vs \(theirsT[0])")
+                #expect(
+                    abs(t.high - theirsT[1]) < 0.04 * widthT, "\(score) bootstrap-t high \(t.high) vs \(theirsT[1])")
                 checked.insert(score)
             }
         }
@@ -398,21 +448,28 @@ struct VerifyIntervalTests {
         let repetitions = Int(environment["WXDB_MONTE_CARLO_REPS"] ?? "") ?? 1000
         // Alternatives to compare with the method verify uses (comma-separated): plain (percentiles,
         // no BCa), pw (Politis–White block length), keep95 (95% of the AR(1) long-run variance), and
-        // -blocks after either for t(days / L − 1) instead of t(days / 2L).
+        // -blocks after either for t(days / L − 1) instead of t(days / 2L) (these with BCa unless
+        // they say student); bca (BCa widened by t/z, verify's method before the bootstrap-t), student
+        // (bootstrap-t on the scores' own scale), and -log after either for the stabilising scales.
         let variants = (environment["WXDB_MONTE_CARLO_VARIANTS"] ?? "default").split(separator: ",").map(String.init)
         func percent(_ x: Double) -> String { String(format: "%.1f", 100 * x) }
         var text = "Repetitions per row: \(repetitions) (seeded), 1000 resamples each.\n"
         for variant in variants {
             var method = DayBootstrap.Method()
+            if variant != "default" {
+                method.studentized = variant.contains("student")
+                method.stabilised = variant.contains("log")
+            }
             if variant.hasPrefix("pw") { method.rule = .politisWhite }
             if variant.hasPrefix("keep95") { method.rule = .keep(share: 0.95) }
             if variant.hasSuffix("-blocks") { method.pairsOfBlocks = false }
             var lines = [
                 "", "Method: \(variant)", "",
-                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE |",
-                "|---|---|---|---|---|---|---|---|---|---|"
+                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE | misses with the truth above the interval: RMSE / error SD / correlation |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"
             ]
-            var seed: UInt64 = 100
+            // WXDB_MONTE_CARLO_SEED=N: a fresh seed set (rows from N instead of 100).
+            var seed = UInt64(environment["WXDB_MONTE_CARLO_SEED"] ?? "") ?? 100
             for (days, phi, shared, label) in [
                 (60, 0.0, 0.0, "independent hours"), (120, 0.0, 0.0, "independent hours"),
                 (60, 0.3, 0.5, "AR(1) φ = 0.3, half shared by the day"),
@@ -430,7 +487,10 @@ struct VerifyIntervalTests {
                 lines.append(
                     "| \(days) | \(label) | \(String(format: "%.1f", coverage.blockLength)) | "
                         + Coverage.scores.map { percent(coverage.rate($0)) + " %" }.joined(separator: " | ")
-                        + " | \(ratios.joined(separator: " | ")) |")
+                        + " | \(ratios.joined(separator: " | ")) | "
+                        + [IntervalScore.rmse, .errorSD, .correlation].map { score in
+                            "\(coverage.above[score] ?? 0) of \(coverage.repetitions - (coverage.covered[score] ?? 0))"
+                        }.joined(separator: " / ") + " |")
             }
             text += lines.joined(separator: "\n") + "\n"
         }
