@@ -1,14 +1,17 @@
 import TestSupport
 import Testing
+import WxStore
+import WxStoreSQLite
 
 @testable import WxCLI
 
 @Suite("wxdb ingest --shard K/N", .serialized)
 struct IngestShardTests {
-    /// How many runs the named location has, read from the SQLite file.
+    /// How many runs the named location has, as the Store counts them for `query runs`.
     func runs(_ replay: ReplaySandbox, _ name: String) throws -> Int64 {
-        try replay.scalar(
-            "SELECT count(*) FROM forecast_runs r JOIN locations l ON l.id = r.location_id WHERE l.name = '\(name)'")
+        let store: any Store = try SQLiteStore.openReadOnly(path: replay.box.db)
+        let location = try #require(try store.location(named: name), "no location \(name)")
+        return Int64(try store.runCount(locationID: location.id, model: nil))
     }
 
     @Test("two shards take disjoint locations (id mod N) and together ingest every one exactly once")

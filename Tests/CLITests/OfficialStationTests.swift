@@ -13,8 +13,8 @@ private func utc(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int = 0) -> Int6
 
 /// Every stored observation row of the database, as (source, time) → values; for "nothing changed".
 private func allObservations(_ db: String) throws -> [String: [Int64: [String: Double]]] {
-    let database = try SQLiteBackdoor(db).db
-    let sources = try database.rows("SELECT DISTINCT source FROM observations") { $0.string(0) }
+    let store: any Store = try SQLiteStore.openReadOnly(path: db)
+    let sources = Set(try store.locations().flatMap { try store.observationSources(locationID: $0.id) })
     var out: [String: [Int64: [String: Double]]] = [:]
     for source in sources { out[source] = try storedObservations(db, source: source) }
     return out

@@ -211,19 +211,16 @@ func stationRecords(_ s: WeewxSystem) -> [WeewxFixture.Record] {
 
 /// The stored rows, by hour, as name → value.
 func storedObservations(_ db: String, source: String) throws -> [Int64: [String: Double]] {
-    // Every row as stored, including those left with no value (the Store reads them one value at a time).
-    let database = try SQLiteBackdoor(db).db
+    // Every row of `source` as the Store streams it to `export observations`, with the values exact (the
+    // CSV rounds them) and including rows left with no value.
+    let store: any Store = try SQLiteStore.openReadOnly(path: db)
     var out: [Int64: [String: Double]] = [:]
-    _ = try database.rows(
-        "SELECT time, " + Variables.hourlyNames.joined(separator: ", ")
-            + " FROM observations WHERE source = ? ORDER BY time",
-        [.text(source)]
-    ) { row in
+    try store.forEachObservation(Variables.hourly, ExportFilter(source: source)) { row in
         var values: [String: Double] = [:]
-        for (i, name) in Variables.hourlyNames.enumerated() where !row.isNull(i + 1) {
-            values[name] = row.double(i + 1)
+        for (variable, value) in zip(Variables.hourly, row.values) {
+            if let value { values[variable.name] = value }
         }
-        out[row.int64(0)] = values
+        out[row.time] = values
     }
     return out
 }
