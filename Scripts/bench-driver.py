@@ -45,10 +45,12 @@ class Run:
         self.wall, self.cpu, self.rss_kb, self.out, self.rc, self.err = wall, cpu, rss_kb, out, rc, err
 
 
-def measured(cmd, stdin=None, stdout=subprocess.DEVNULL, check=True, capture=False, env=None):
-    """Like run, with CPU time and peak RSS from wait4 (the child is reaped here, not by Popen)."""
+def measured(cmd, stdin=None, stdout=subprocess.DEVNULL, check=True, capture=False, env=None, rss=True):
+    """Like run, with CPU time and peak RSS from wait4 (the child is reaped here, not by Popen).
+    rss=False runs the command without the GNU time wrapper (whose own CPU would count in a short
+    command's), the peak RSS then from wait4."""
     rss_file = None
-    if GNU_TIME:
+    if GNU_TIME and rss:
         fd, rss_file = tempfile.mkstemp(prefix="bench-rss-")
         os.close(fd)
         cmd = [GNU_TIME, "-f", "%M", "-o", rss_file, "--", *cmd]

@@ -19,13 +19,10 @@ extension IngestCommand.Ensembles {
             groups[models, default: []].append(location)
         }
         guard !order.isEmpty else { return (0, 0, []) }
-        guard let ensembles = store as? any Store & EnsembleStore else {
-            return (0, 0, [("ensembles", "this database engine does not keep ensemble members yet")])
-        }
         var total = EnsembleIngestSummary()
         for models in order {
             let summary = await EnsembleIngest.run(
-                store: ensembles, client: network.httpClient(context), endpoints: network.endpoints(context),
+                store: store, client: network.httpClient(context), endpoints: network.endpoints(context),
                 locations: groups[models] ?? [], models: models, forecastDays: min(forecastDays, 35),
                 now: context.nowUnix)
             total.stored += summary.stored
@@ -92,9 +89,6 @@ extension Query.Ensemble {
     static func run(_ options: Options, _ context: Context) throws {
         let store = try options.database.open(context, access: .read)
         let location = try options.location.resolve(store)
-        guard let ensembles = store as? any EnsembleStore else {
-            throw CLIError("this database engine does not keep ensemble members yet; use a SQLite database")
-        }
         let ensembleModels = location.models.filter(EnsembleModels.isEnsemble)
         guard let model = options.model ?? ensembleModels.first else {
             throw CLIError(
@@ -111,7 +105,7 @@ extension Query.Ensemble {
             try options.source ?? ObservationSources.ranked(store, locationID: location.id).first ?? "era5"
         let threshold = options.threshold ?? (variable.name == "precipitation" ? 0.1 : nil)
         let result = try EnsembleVerify.run(
-            store: ensembles, location: location, model: model, variable: variable, source: source,
+            store: store, location: location, model: model, variable: variable, source: source,
             thresholds: threshold.map { [$0] } ?? [])
         guard result.total.n > 0 else {
             throw CLIError(

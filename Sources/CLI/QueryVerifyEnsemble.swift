@@ -7,10 +7,9 @@ import WxStore
 extension Query.Verify.Ensembles {
     /// The location's ensemble models that have stored runs.
     static func models(_ store: any Store, _ location: Location) -> [String] {
-        guard let ensembles = store as? any EnsembleStore else { return [] }
-        return location.models.filter {
+        location.models.filter {
             EnsembleModels.isEnsemble($0)
-                && !((try? ensembles.ensembleRuns(locationID: location.id, model: $0)) ?? []).isEmpty
+                && !((try? store.ensembleRuns(locationID: location.id, model: $0)) ?? []).isEmpty
         }
     }
 
@@ -19,9 +18,6 @@ extension Query.Verify.Ensembles {
     static func report(
         _ model: String, _ options: Query.Verify.Options, store: any Store, location: Location, range: TimeRange
     ) throws -> Report? {
-        guard let ensembles = store as? any EnsembleStore else {
-            throw CLIError("this database engine does not keep ensemble members yet; use a SQLite database")
-        }
         let variable = options.variable.variable
         guard variable.verification != .categorical, variable.verification != .circular else {
             throw CLIError(
@@ -31,7 +27,7 @@ extension Query.Verify.Ensembles {
         let source =
             try options.source ?? ObservationSources.ranked(store, locationID: location.id).first ?? "era5"
         let daily = try EnsembleVerify.daily(
-            store: ensembles, location: location, model: model, variable: variable, source: source,
+            store: store, location: location, model: model, variable: variable, source: source,
             from: range.from ?? .min, to: range.to ?? .max)
         var result = daily.verification
         // A bucket past the model's horizon holds only missing members: no case, no row.

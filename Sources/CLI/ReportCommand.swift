@@ -293,9 +293,6 @@ enum ReportCommand {
             let models = location.models.filter(EnsembleModels.isEnsemble)
             guard !models.isEmpty else { return "" }
             var body = "<section id=\"ensembles\"><h2>Ensemble forecasts</h2>\n"
-            guard let ensembles = store as? any EnsembleStore else {
-                return body + missingText("This database engine does not keep ensemble members yet.") + "</section>\n"
-            }
             guard let observed = try source ?? ObservationSources.ranked(store, locationID: location.id).first else {
                 return body
                     + missingText(
@@ -307,7 +304,7 @@ enum ReportCommand {
             let variables = chosen.filter { EnsembleModels.variables.contains($0) }
             func scores(_ model: String, _ variable: Variable) throws -> EnsembleVerification {
                 try EnsembleVerify.run(
-                    store: ensembles, location: location, model: model, variable: variable, source: observed,
+                    store: store, location: location, model: model, variable: variable, source: observed,
                     from: range.from ?? .min, to: range.to.map { $0 - 1 } ?? .max,
                     thresholds: variable == precipitation ? [threshold] : [])
             }

@@ -20,7 +20,7 @@ public enum EnsembleIngest {
     /// runs whole. Every (location, model) gets a fetch-log row carrying its share of the request's
     /// weight, so the free tier's budget counts ensembles; a batch that would break the budget is not sent.
     public static func run(
-        store: any Store & EnsembleStore, client: HTTPClient, endpoints: Endpoints, locations: [Location],
+        store: any Store, client: HTTPClient, endpoints: Endpoints, locations: [Location],
         models: [String], forecastDays: Int, now: Int64, issuedAt: [String: Int64] = [:]
     ) async -> EnsembleIngestSummary {
         var summary = EnsembleIngestSummary()

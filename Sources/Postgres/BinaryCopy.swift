@@ -4,43 +4,37 @@
 // -1 trailer. A run's rows go in this way: no number is printed as text and read back (the text
 // form cost most of a store's time on both sides), and a double arrives bit for bit. Rows are sent
 // in blocks of about 64 kB, never held whole.
-import CLibPQ
 import FoundationEssentials
 
 /// Appends rows to a binary COPY in progress; handed to the closure of `PostgresConnection.copyBinary`.
 /// Each value must be of its column's exact type: Int64 for bigint, Double for double precision,
 /// String for text.
 public final class BinaryCopyWriter {
-    private var buffer: [UInt8] = []
-    private let columns: Int
-    private var column = 0
-    private let send: ([UInt8]) -> Bool
+    private let out: CopyBuffer
     /// Rows appended so far.
-    public private(set) var rows = 0
-    static let blockSize = 64 * 1024
+    public var rows: Int { out.rows }
     static let signature: [UInt8] = [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]
 
-    init(columns: Int, send: @escaping ([UInt8]) -> Bool) {
-        self.columns = columns
-        self.send = send
-        buffer.reserveCapacity(Self.blockSize + 4096)
-        buffer += Self.signature
+    init(_ out: CopyBuffer) {
+        self.out = out
+        out.bytes += Self.signature
         put(UInt32(0))  // flags
         put(UInt32(0))  // header extension length
     }
 
     private func put(_ value: UInt32) {
-        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.bigEndian) { out.bytes.append(contentsOf: $0) }
     }
 
     private func put(_ value: UInt64) {
-        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.bigEndian) { out.bytes.append(contentsOf: $0) }
     }
 
-    private func field() {
-        precondition(column < columns, "a COPY row has more values than columns")
-        if column == 0 { withUnsafeBytes(of: UInt16(columns).bigEndian) { buffer.append(contentsOf: $0) } }
-        column += 1
+    @discardableResult
+    private func field() -> Int {
+        let column = out.nextColumn()
+        if column == 0 { withUnsafeBytes(of: UInt16(out.columns).bigEndian) { out.bytes.append(contentsOf: $0) } }
+        return column
     }
 
     /// Appends NULL.
@@ -73,11 +67,11 @@ public final class BinaryCopyWriter {
 
     /// Appends text (UTF-8); throws when it holds a NUL byte, which PostgreSQL's text cannot hold.
     public func append(_ value: String) throws {
-        field()
+        let column = field()
         let bytes = Array(value.utf8)
-        if bytes.contains(0) { throw CopyValueError(column: column - 1) }
+        if bytes.contains(0) { throw CopyValueError(column: column) }
         put(UInt32(bytes.count))
-        buffer += bytes
+        out.bytes += bytes
     }
 
     public func append(_ value: String?) throws {
@@ -85,26 +79,17 @@ public final class BinaryCopyWriter {
     }
 
     /// Ends the row; every column must have had a value.
-    public func endRow() throws {
-        precondition(column == columns, "a COPY row has fewer values than columns")
-        column = 0
-        rows += 1
-        if buffer.count >= Self.blockSize { try flush() }
-    }
+    public func endRow() throws { try out.endRow() }
 
     /// The bytes not yet sent (for tests of the format).
-    var pending: [UInt8] { buffer }
+    var pending: [UInt8] { out.bytes }
 
     /// Appends the trailer.
     func finish() {
-        withUnsafeBytes(of: Int16(-1).bigEndian) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: Int16(-1).bigEndian) { out.bytes.append(contentsOf: $0) }
     }
 
-    func flush() throws {
-        guard !buffer.isEmpty else { return }
-        guard send(buffer) else { throw CopySendError() }
-        buffer.removeAll(keepingCapacity: true)
-    }
+    func flush() throws { try out.flush() }
 }
 
 extension PostgresConnection {
@@ -118,22 +103,8 @@ extension PostgresConnection {
     {
         precondition(
             ([table] + columns).allSatisfy(Self.isPlainIdentifier), "COPY takes identifiers from code only")
-        let start = wxdb_pq_exec(
-            handle, "COPY " + table + " (" + columns.joined(separator: ", ") + ") FROM STDIN (FORMAT binary)")
-        let status = start.map { wxdb_pq_result_status($0) }
-        if status != PGRES_COPY_IN {
-            defer { wxdb_pq_clear(start) }
-            try check(start)
-            throw connectionError()
-        }
-        wxdb_pq_clear(start)
-        let writer = BinaryCopyWriter(columns: columns.count) { [handle] bytes in
-            bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) {
-                    wxdb_pq_put_copy_data(handle, $0.baseAddress, Int32($0.count)) == 1
-                }
-            }
-        }
+        try startCopy("COPY " + table + " (" + columns.joined(separator: ", ") + ") FROM STDIN (FORMAT binary)")
+        let writer = BinaryCopyWriter(copyBuffer(columns: columns.count))
         var failure: Error?
         do {
             try fill(writer)
@@ -142,22 +113,6 @@ extension PostgresConnection {
         } catch {
             failure = error
         }
-        let ended = wxdb_pq_put_copy_end(handle, failure == nil ? nil : "wxdb stopped the COPY")
-        var serverFailure: Error?
-        var stored = 0
-        while let result = wxdb_pq_get_result(handle) {
-            defer { wxdb_pq_clear(result) }
-            let status = wxdb_pq_result_status(result)
-            if status == PGRES_COMMAND_OK {
-                stored = Int(String(cString: wxdb_pq_cmd_tuples(result))) ?? 0
-            } else if serverFailure == nil {
-                serverFailure = error(from: result)
-            }
-        }
-        if failure is CopySendError { throw serverFailure ?? connectionError() }
-        if let failure { throw failure }
-        if let serverFailure { throw serverFailure }
-        guard ended == 1 else { throw connectionError() }
-        return stored
+        return try finishCopy(failure: failure)
     }
 }

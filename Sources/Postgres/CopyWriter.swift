@@ -14,35 +14,33 @@ public struct CopyValueError: Error, CustomStringConvertible, Sendable {
 
 /// Appends rows to a COPY in progress; handed to the closure of `PostgresConnection.copy`.
 public final class CopyWriter {
-    private var buffer: [UInt8] = []
-    private let columns: Int
-    private var column = 0
-    private let send: ([UInt8]) -> Bool
+    private let out: CopyBuffer
     /// Rows appended so far.
-    public private(set) var rows = 0
-    static let blockSize = 64 * 1024
+    public var rows: Int { out.rows }
 
-    init(columns: Int, send: @escaping ([UInt8]) -> Bool) {
-        self.columns = columns
-        self.send = send
-        buffer.reserveCapacity(Self.blockSize + 4096)
+    init(_ out: CopyBuffer) { self.out = out }
+
+    /// A writer whose full blocks go to `send` (tests read `pending` instead).
+    convenience init(columns: Int, send: @escaping ([UInt8]) -> Bool) {
+        self.init(CopyBuffer(columns: columns, send: send))
     }
 
-    private func separate() {
-        precondition(column < columns, "a COPY row has more values than columns")
-        if column > 0 { buffer.append(0x09) }
-        column += 1
+    @discardableResult
+    private func separate() -> Int {
+        let column = out.nextColumn()
+        if column > 0 { out.bytes.append(0x09) }
+        return column
     }
 
     /// Appends NULL.
     public func appendNull() {
         separate()
-        buffer.append(contentsOf: [0x5C, 0x4E])  // \N
+        out.bytes.append(contentsOf: [0x5C, 0x4E])  // \N
     }
 
     public func append(_ value: Int64) {
         separate()
-        buffer.append(contentsOf: String(value).utf8)
+        out.bytes.append(contentsOf: String(value).utf8)
     }
 
     public func append(_ value: Int64?) {
@@ -53,7 +51,7 @@ public final class CopyWriter {
 
     public func append(_ value: Double) {
         separate()
-        buffer.append(contentsOf: PostgresValue.text(of: value).utf8)
+        out.bytes.append(contentsOf: PostgresValue.text(of: value).utf8)
     }
 
     public func append(_ value: Double?) {
@@ -62,18 +60,18 @@ public final class CopyWriter {
 
     /// Appends text, escaped; throws when it holds a NUL byte.
     public func append(_ value: String) throws {
-        separate()
+        let column = separate()
         for byte in value.utf8 {
             switch byte {
-            case 0x5C: buffer.append(contentsOf: [0x5C, 0x5C])
-            case 0x09: buffer.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x0A: buffer.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: buffer.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x08: buffer.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: buffer.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x0B: buffer.append(contentsOf: [0x5C, UInt8(ascii: "v")])
-            case 0x00: throw CopyValueError(column: column - 1)
-            default: buffer.append(byte)
+            case 0x5C: out.bytes.append(contentsOf: [0x5C, 0x5C])
+            case 0x09: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x0A: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x08: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0x0B: out.bytes.append(contentsOf: [0x5C, UInt8(ascii: "v")])
+            case 0x00: throw CopyValueError(column: column)
+            default: out.bytes.append(byte)
             }
         }
     }
@@ -84,22 +82,12 @@ public final class CopyWriter {
 
     /// Ends the row; every column must have had a value.
     public func endRow() throws {
-        precondition(column == columns, "a COPY row has fewer values than columns")
-        buffer.append(0x0A)
-        column = 0
-        rows += 1
-        if buffer.count >= Self.blockSize { try flush() }
+        out.bytes.append(0x0A)
+        try out.endRow()
     }
 
     /// The text of the rows not yet sent (for tests of the escaping).
-    var pending: [UInt8] { buffer }
+    var pending: [UInt8] { out.bytes }
 
-    func flush() throws {
-        guard !buffer.isEmpty else { return }
-        guard send(buffer) else { throw CopySendError() }
-        buffer.removeAll(keepingCapacity: true)
-    }
+    func flush() throws { try out.flush() }
 }
-
-/// libpq could not send COPY data (the connection is gone); the caller reads the reason.
-struct CopySendError: Error {}

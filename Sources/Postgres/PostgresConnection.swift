@@ -295,21 +295,8 @@ public final class PostgresConnection {
         precondition(
             ([table] + columns).allSatisfy(Self.isPlainIdentifier), "COPY takes identifiers from code only")
         try reconnectIfEnded()
-        let start = wxdb_pq_exec(handle, "COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN")
-        let status = start.map { wxdb_pq_result_status($0) }
-        if status != PGRES_COPY_IN {
-            defer { wxdb_pq_clear(start) }
-            try check(start)
-            throw connectionError()
-        }
-        wxdb_pq_clear(start)
-        let writer = CopyWriter(columns: columns.count) { [handle] bytes in
-            bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) {
-                    wxdb_pq_put_copy_data(handle, $0.baseAddress, Int32($0.count)) == 1
-                }
-            }
-        }
+        try startCopy("COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN")
+        let writer = CopyWriter(copyBuffer(columns: columns.count))
         var failure: Error?
         do {
             try fill(writer)
@@ -317,23 +304,7 @@ public final class PostgresConnection {
         } catch {
             failure = error
         }
-        let ended = wxdb_pq_put_copy_end(handle, failure == nil ? nil : "wxdb stopped the COPY")
-        var serverFailure: Error?
-        var stored = 0
-        while let result = wxdb_pq_get_result(handle) {
-            defer { wxdb_pq_clear(result) }
-            let status = wxdb_pq_result_status(result)
-            if status == PGRES_COMMAND_OK {
-                stored = Int(String(cString: wxdb_pq_cmd_tuples(result))) ?? 0
-            } else if serverFailure == nil {
-                serverFailure = error(from: result)
-            }
-        }
-        if failure is CopySendError { throw serverFailure ?? connectionError() }
-        if let failure { throw failure }
-        if let serverFailure { throw serverFailure }
-        guard ended == 1 else { throw connectionError() }
-        return stored
+        return try finishCopy(failure: failure)
     }
 
     static func isPlainIdentifier(_ name: String) -> Bool {

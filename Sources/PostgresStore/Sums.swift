@@ -141,18 +141,17 @@ extension PostgresEngine {
         + " FROM observations WHERE location_id = $1 AND source = $2 AND time <= $3::bigint AND time > $4::bigint"
         + " ORDER BY time DESC"
 
-    /// The persistence reference of each column at an issue time: the latest non-NULL observation
-    /// of the source at or before it and less than an hour before it.
+    /// The persistence reference of each column at an issue time (`PersistenceReference`).
     func persistenceReference(location: Int64, source: String, issuedAt: Int64) throws -> [Double?] {
-        var values = [Double?](repeating: nil, count: PairSummer.count)
+        var reference = PersistenceReference()
         for row in try db.rows(
-            Self.referenceSQL, [.integer(location), .text(source), .integer(issuedAt), .integer(issuedAt - 3600)],
+            Self.referenceSQL,
+            [.integer(location), .text(source), .integer(issuedAt), .integer(issuedAt - PersistenceReference.window)],
             { row in (0..<PairSummer.count).map { row.optionalDouble($0) } })
         {
-            for index in 0..<PairSummer.count where values[index] == nil { values[index] = row[index] }
-            if !values.contains(where: { $0 == nil }) { break }
+            if reference.takeOlder({ row[$0] }) { break }
         }
-        return values
+        return reference.values
     }
 
     static let summaryKeyColumns = [

@@ -92,8 +92,7 @@ extension PostgresEngine {
 }
 
 /// One location's observations by source, oldest first, for the persistence reference of an issue
-/// time: per variable the latest non-NULL value at or before it and less than an hour before it (as
-/// `persistenceReferences` and the SQLite engine's lookup).
+/// time (`PersistenceReference`, as the engines' lookups fold it).
 struct ObservationHistory {
     var bySource: [String: (times: [Int64], values: [[Double?]])] = [:]
 
@@ -111,8 +110,8 @@ struct ObservationHistory {
     }
 
     func reference(source: String, issuedAt: Int64) -> [Double?] {
-        var values = [Double?](repeating: nil, count: Variables.hourly.count)
-        guard let series = bySource[source] else { return values }
+        var reference = PersistenceReference()
+        guard let series = bySource[source] else { return reference.values }
         // The first index after `issuedAt`, then back while inside the hour before it.
         var low = 0
         var high = series.times.count
@@ -121,11 +120,10 @@ struct ObservationHistory {
             if series.times[middle] <= issuedAt { low = middle + 1 } else { high = middle }
         }
         var index = low - 1
-        while index >= 0, series.times[index] > issuedAt - 3600 {
-            for column in values.indices where values[column] == nil { values[column] = series.values[index][column] }
-            if !values.contains(where: { $0 == nil }) { break }
+        while index >= 0, PersistenceReference.covers(time: series.times[index], issuedAt: issuedAt) {
+            if reference.takeOlder({ series.values[index][$0] }) { break }
             index -= 1
         }
-        return values
+        return reference.values
     }
 }

@@ -206,7 +206,7 @@ public enum Compare {
         guard variable.verification != .categorical else {
             throw QueryError.unsupportedVariable(variable.name, reason: "it is a category (a WMO code), not a quantity")
         }
-        let ensembles = store as? any EnsembleStore
+        let ensembles: any EnsembleStore = store
         let models = try chooseModels(store, location: location, requested: options.models, ensembles: ensembles)
         for model in models where !EnsembleModels.isEnsemble(model) {
             try QuerySupport.requireRuns(store, location: location, model: model)
@@ -236,7 +236,7 @@ public enum Compare {
         for (index, model) in models.enumerated() {
             // An ensemble's loss at an hour is its members' CRPS, the deterministic model's CRPS being
             // its absolute error, so the two are compared in the same units on the same hours.
-            if let ensembles, EnsembleModels.isEnsemble(model) {
+            if EnsembleModels.isEnsemble(model) {
                 for run in try ensembles.ensembleRuns(locationID: location.id, model: model) {
                     let last = run.firstValidTime + Int64(run.hourCount - 1) * 3600
                     let from = max(options.range.from ?? .min, run.firstValidTime, run.issuedAt)

@@ -30,7 +30,6 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
     case verifNeedsOneVariable
     case verifNeedsOneLocation
     case noObservations(location: String)
-    case noEnsembleStore
 
     public var description: String {
         switch self {
@@ -41,8 +40,6 @@ public enum ExportError: Error, CustomStringConvertible, Equatable {
         case .verifNeedsOneLocation:
             return
                 "--format verif needs --location (a verif file holds one location and one model)"
-        case .noEnsembleStore:
-            return "this database engine does not keep ensemble members yet; use a SQLite database"
         case .noObservations(let location):
             return
                 "no observations stored for \(location), so there are no pairs; run 'wxdb observe backfill' or 'wxdb observe import' first"
@@ -233,8 +230,7 @@ public struct Exporter {
         let unit = hourly?.unit ?? ""
         let model = try request.model ?? store.location(id: locationID)?.defaultModel ?? "best_match"
         if EnsembleModels.isEnsemble(model), let hourly {
-            guard let ensembles = store as? any EnsembleStore else { throw ExportError.noEnsembleStore }
-            return try writeVerifEnsemble(request, csv, ensembles, model: model, variable: hourly)
+            return try writeVerifEnsemble(request, csv, store, model: model, variable: hourly)
         }
         // verif reads only `variable:`, `units:`, `x0:` and `x1:` comments (any other line is a warning
         // on its stdout), so the model is named in the variable line.
@@ -324,7 +320,6 @@ public struct Exporter {
     /// location, model and issue time; member 0 is the control. A missing member is an empty value.
     /// One run's blob of one variable is decoded at a time, so memory stays at one run's hours × members.
     func writeMembers(_ request: ExportRequest, _ csv: CSVWriter) throws -> Int {
-        guard let ensembles = store as? any EnsembleStore else { throw ExportError.noEnsembleStore }
         let variables =
             request.variables.isEmpty ? EnsembleModels.variables : try Self.validateMembers(request.variables)
         csv.header(["location", "model", "issued_at", "valid_time", "lead_hours", "variable", "member", "value"])
@@ -332,12 +327,12 @@ public struct Exporter {
         var rows = 0
         for location in try store.locations() where request.locationID == nil || location.id == request.locationID {
             for model in models {
-                for run in try ensembles.ensembleRuns(locationID: location.id, model: model) {
+                for run in try store.ensembleRuns(locationID: location.id, model: model) {
                     if let from = request.from, run.issuedAt < from { continue }
                     if let to = request.to, run.issuedAt >= to { continue }
                     for variable in variables {
                         guard
-                            let members = try ensembles.ensembleMembers(
+                            let members = try store.ensembleMembers(
                                 locationID: run.locationID, runID: run.id, variable: variable.name)
                         else { continue }
                         for (hour, values) in members.enumerated() {

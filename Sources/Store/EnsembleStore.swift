@@ -54,7 +54,8 @@ public enum EnsembleStoreError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The ensemble part of a store (issue 31), apart from ``Store`` so an engine can take it up on its own.
+/// The ensemble part of a store (issue 31): its own protocol so its requirements read apart, refined by ``Store``,
+/// so every engine keeps ensembles.
 public protocol EnsembleStore: AnyObject {
     /// Stores one model's members at `location`, whole or not at all: a new run, or `.repeated` when
     /// the same content is stored already. `issuedAt` is the initialisation time when a source gave

@@ -50,7 +50,7 @@ package struct ObservationSpan: Sendable {
     /// issued in `[from, through + 1 h)` (whose persistence reference its observations may be).
     package func contains(location: Int64, source: String, issuedAt: Int64, validTime: Int64) -> Bool {
         location == self.location && source == self.source
-            && (from...through ~= validTime || (issuedAt >= from && issuedAt < through + 3600))
+            && (from...through ~= validTime || (issuedAt >= from && issuedAt < through + PersistenceReference.window))
     }
 
     /// Whether the span covers another of the same location and source.
@@ -61,7 +61,7 @@ package struct ObservationSpan: Sendable {
     /// Whether a run issued at `issuedAt` may have one of the span's observations as its persistence
     /// reference (issued in `[from, through + 1 h)`).
     package func isReferenced(source: String, issuedAt: Int64) -> Bool {
-        source == self.source && issuedAt >= from && issuedAt < through + 3600
+        source == self.source && issuedAt >= from && issuedAt < through + PersistenceReference.window
     }
 }
 

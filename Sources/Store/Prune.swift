@@ -36,9 +36,7 @@ public enum Pruner {
                 result.hourlyRows += batch.hourlyRows
                 result.dailyRows += batch.dailyRows
             }
-            if let ensembles = store as? any EnsembleStore {
-                result.ensembleRuns = try ensembles.pruneEnsembleMembers(issuedBefore: cutoff)
-            }
+            result.ensembleRuns = try store.pruneEnsembleMembers(issuedBefore: cutoff)
         } catch {
             if result.runs > 0 { throw Failure(done: result, underlying: error) }
             throw error
@@ -50,9 +48,7 @@ public enum Pruner {
     public static func plan(_ store: any Store, keepDays: Int, now: Int64) throws -> PruneResult {
         let totals = try store.prunableTotals(before: now - Int64(keepDays) * 86400)
         var result = PruneResult(runs: totals.runs, hourlyRows: totals.hours, dailyRows: totals.days)
-        if let ensembles = store as? any EnsembleStore {
-            result.ensembleRuns = try ensembles.prunableEnsembleRuns(issuedBefore: now - Int64(keepDays) * 86400)
-        }
+        result.ensembleRuns = try store.prunableEnsembleRuns(issuedBefore: now - Int64(keepDays) * 86400)
         return result
     }
 }

@@ -6,8 +6,9 @@ import WxCore
 // (`SummarySums`, `PairScore`) and here (`SummedPairs`). Nothing in it names a connection, a
 // statement or SQL. A store is used from one thread at a time, like the connection under it.
 
-/// A wxdb database, whatever engine keeps it.
-public protocol Store: AnyObject {
+/// A wxdb database, whatever engine keeps it. Every engine keeps ensemble members too (`EnsembleStore`),
+/// so no command needs an engine without them.
+public protocol Store: EnsembleStore {
     /// Where the store is, as the user named it (a file path, or a URL with its password redacted).
     var path: String { get }
     /// Why the store was opened read-only (a reading command on a store the user cannot write), or nil.

@@ -50,27 +50,11 @@ extension SQLiteStore {
                     }
                 }
                 start = end
-                // Many responses' past hours overlap (an archive imported with a later --fetched-at
-                // writes them again file after file): the sums of the pairs at those hours are kept
-                // once for the chunk over the span of all of them, not once per response (one span
-                // per model's analysis source).
-                var spans: [String: ClosedRange<Int64>] = [:]
-                for (_, (response, fetch)) in made {
-                    for (source, hours) in analysisHours(response, fetch: fetch) {
-                        let known = spans[source]
-                        spans[source] =
-                            min(
-                                known?.lowerBound ?? .max, hours.lowerBound)...max(
-                                known?.upperBound ?? .min, hours.upperBound)
-                    }
-                }
-                guard case .eachWrite = sumsKeeping, made.count > 1, !spans.isEmpty else {
+                // The chunk's analysis hours are kept once over their spans (AnalysisHours).
+                let kept = AnalysisHours.spans(of: made.map { $0.made }, location: location.id)
+                guard case .eachWrite = sumsKeeping, made.count > 1, !kept.isEmpty else {
                     try storeEach()
                     continue
-                }
-                let kept = spans.sorted { $0.key < $1.key }.map {
-                    ObservationSpan(
-                        location: location.id, source: $0.key, from: $0.value.lowerBound, through: $0.value.upperBound)
                 }
                 func keep(_ index: Int) throws {
                     guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
@@ -89,26 +73,6 @@ extension SQLiteStore {
     /// How many responses `storeAll` decodes before storing them: about 5 MB of 16-day hourly
     /// forecasts, and few enough chunks that keeping the sums per chunk costs little.
     static let storeAllChunk = 64
-
-    /// The first and last hour a response stores as analysis observations, by source (one per model).
-    func analysisHours(_ response: ForecastResponse, fetch: FetchRecord) -> [String: ClosedRange<Int64>] {
-        guard fetch.recordAnalysis else { return [:] }
-        let through = analysisThrough(response, fetch: fetch)
-        var spans: [String: ClosedRange<Int64>] = [:]
-        for model in response.models {
-            let hours = model.hourlyTimes.filter { $0 <= through }
-            guard let low = hours.min(), let high = hours.max() else { continue }
-            spans[SourceNames.analysis(of: model.model)] = low...high
-        }
-        return spans
-    }
-
-    /// The last hour of a response that is stored as an observation: the past is what was past for
-    /// the server too, so a fetch time ahead of the response's own `current` time (a clock running
-    /// ahead) must not turn forecast hours into observations.
-    func analysisThrough(_ response: ForecastResponse, fetch: FetchRecord) -> Int64 {
-        min(fetch.fetchedAt, response.current?.time ?? fetch.fetchedAt)
-    }
 
     /// Like `store`, inside a transaction the caller holds.
     func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws
@@ -129,7 +93,7 @@ extension SQLiteStore {
         }
         if fetch.recordAnalysis {
             // Each model's past hours are its own source: a model is never the truth it is scored against.
-            let through = analysisThrough(response, fetch: fetch)
+            let through = AnalysisHours.through(response, fetch: fetch)
             for model in response.models {
                 try upsertObservations(
                     model, through: through, locationID: location.id, source: SourceNames.analysis(of: model.model),

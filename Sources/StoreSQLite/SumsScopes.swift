@@ -231,18 +231,18 @@ extension SQLiteStore {
         "SELECT " + Variables.hourlyNames.joined(separator: ", ")
         + " FROM observations WHERE location_id = ? AND source = ? AND time <= ? AND time > ? ORDER BY time DESC"
 
-    /// The persistence reference of each column at an issue time: the latest non-NULL observation
-    /// of the source at or before it and less than an hour before it (as `persistenceReferences`).
+    /// The persistence reference of each column at an issue time (`PersistenceReference`).
     func persistenceReference(location: Int64, source: String, issuedAt: Int64) throws -> [Double?] {
         let statement = try db.cachedStatement(Self.referenceSQL)
-        try statement.bind([.integer(location), .text(source), .integer(issuedAt), .integer(issuedAt - 3600)])
+        try statement.bind([
+            .integer(location), .text(source), .integer(issuedAt), .integer(issuedAt - PersistenceReference.window)
+        ])
         defer { statement.reset() }
-        var values = [Double?](repeating: nil, count: PairSummer.count)
+        var reference = PersistenceReference()
         while let row = try statement.step() {
-            for index in 0..<PairSummer.count where values[index] == nil { values[index] = row.optionalDouble(index) }
-            if !values.contains(where: { $0 == nil }) { break }
+            if reference.takeOlder({ row.optionalDouble($0) }) { break }
         }
-        return values
+        return reference.values
     }
 
     /// Every run with a lead of 0 ..< 384 h at some hour of the span (as `pairLead`), and its

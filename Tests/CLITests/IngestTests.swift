@@ -106,7 +106,7 @@ struct IngestTests {
         #expect(result.code == 0, "\(result.stderrText)")
         #expect(replay.forecastRequests.count == 3)
         #expect(try await replay.count("forecast_runs") == 1)
-        #expect(try replay.scalar("SELECT count(*) FROM fetch_log WHERE outcome = 'failed' AND http_status = 500") == 2)
+        #expect(try replay.box.failedFetches() == ["Here": 2], "both 500s are in the fetch log")
     }
 
     @Test("400 with a reason: not retried, the reason printed, exit 1")

@@ -50,6 +50,13 @@ extension Sandbox {
         return try store.locations()
     }
 
+    /// Each location's failed fetches in the fetch log, by name, as `stats` and `locations list` count them.
+    func failedFetches() throws -> [String: Int] {
+        let store = try readStore()
+        let activities = try store.activities()
+        return Dictionary(uniqueKeysWithValues: try store.locations().map { ($0.name, activities[$0.id]?.failed ?? 0) })
+    }
+
     /// The names of the locations that have at least one stored run.
     func locationsWithRuns() throws -> [String] {
         let store = try readStore()
