@@ -62,11 +62,21 @@ enum PostgresTarget {
         }
         // --deep: the kept sums against the stored pairs, and verify over whole days, as on SQLite.
         var sumsProblem: String?
+        var runRowsProblem: String?
         if args.deep || args.repair {
             var store: (any Store)?
-            check("verification sums") {
+            // The hourly and daily rows have no foreign key to their run here (migration 0005):
+            // rows whose run is gone are found (and with --repair deleted) by wxdb.
+            check("run rows") {
                 guard checks.problems.isEmpty else { return "not checked (fix the problems above first)" }
                 let opened = try open(conninfo, access: args.repair ? .write : .read)
+                store = opened
+                guard let engine = opened as? PostgresEngine else { return "not checked: not the PostgreSQL engine" }
+                return try runRowsResult(engine, repair: args.repair, problem: &runRowsProblem)
+            }
+            check("verification sums") {
+                guard checks.problems.isEmpty else { return "not checked (fix the problems above first)" }
+                let opened = try store ?? open(conninfo, access: args.repair ? .write : .read)
                 store = opened
                 if !args.repair, try opened.sumsPending() {
                     return
@@ -78,13 +88,29 @@ enum PostgresTarget {
                 check("verify by day") { try DoctorCommand.wholeDaysResult(store, problem: &sumsProblem) }
             }
         }
+        let deepProblems = [runRowsProblem, sumsProblem].compactMap { $0 }
         try checks.print(
-            args.output.format, path: db.target, ok: checks.problems.isEmpty && sumsProblem == nil, context)
-        if checks.problems.isEmpty, let sumsProblem { throw CLIError(sumsProblem) }
+            args.output.format, path: db.target, ok: checks.problems.isEmpty && deepProblems.isEmpty, context)
+        if checks.problems.isEmpty, !deepProblems.isEmpty { throw CLIError(deepProblems.joined(separator: "; ")) }
         if !checks.problems.isEmpty {
             throw CLIError(
                 "the database has problems (\(checks.problems.joined(separator: "; "))). wxdb changed nothing")
         }
+    }
+
+    /// The "run rows" line of `doctor --deep`: hourly and daily rows whose run does not exist
+    /// (orphans), which queries never read but which take space; with `repair` they are deleted.
+    static func runRowsResult(_ engine: PostgresEngine, repair: Bool, problem: inout String?) throws -> String {
+        let orphans = try engine.orphanRunRows(repair: repair)
+        if orphans.runs.isEmpty { return "ok: every hourly and daily row belongs to a stored run" }
+        let examples = orphans.runs.prefix(3).map { "location \($0.location) run \($0.run)" }.joined(separator: ", ")
+        let counts =
+            "\(orphans.hourlyRows) hourly and \(orphans.dailyRows) daily row(s) of \(orphans.runs.count) run(s) that do not exist (e.g. \(examples))"
+        if repair { return "deleted " + counts }
+        problem =
+            counts
+            + " are left over: no query reads them, but they take space. Run 'wxdb doctor --deep --repair' to delete them"
+        return "ORPHANS: " + counts
     }
 
     /// 150018 → "15.18" (PostgreSQL's numbering since version 10).

@@ -89,9 +89,9 @@ extension PostgresEngine {
             var batch = PruneBatch(runs: runs.count)
             for run in runs {
                 let key: [PostgresValue] = [.integer(run.location), .integer(run.id)]
-                batch.hourlyRows += try db.run(
-                    "DELETE FROM hourly_forecasts WHERE location_id = $1 AND run_id = $2", key)
-                batch.dailyRows += try db.run("DELETE FROM daily_forecasts WHERE location_id = $1 AND run_id = $2", key)
+                let deleted = try deleteRunRows(.run(location: run.location, id: run.id))
+                batch.hourlyRows += deleted.hourly
+                batch.dailyRows += deleted.daily
                 try db.run(
                     "UPDATE forecast_runs SET pruned_at = $3 WHERE location_id = $1 AND id = $2", key + [.integer(now)])
             }

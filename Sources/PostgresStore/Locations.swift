@@ -50,8 +50,8 @@ extension PostgresEngine {
     }
 
     /// Removes a location. Without `purge`, a location that has stored forecasts or observations is
-    /// kept and an error says so, because removing it deletes its history. The fetch log has no
-    /// foreign key (its location 0 is "none"): its rows go explicitly.
+    /// kept and an error says so, because removing it deletes its history. The fetch log (its
+    /// location 0 is "none") and the hourly and daily rows have no foreign key: they go explicitly.
     public func removeLocation(named name: String, purge: Bool) throws -> (runs: Int, observations: Int) {
         try db.transaction {
             let location = try requireLocation(named: name)
@@ -65,6 +65,9 @@ extension PostgresEngine {
             if (runs > 0 || observations > 0) && !purge {
                 throw StoreError.wouldDeleteHistory(name: name, runs: runs, observations: observations)
             }
+            // The runs go by the location's ON DELETE CASCADE; their hourly and daily rows have no
+            // key to them (migration 0005), so they go here, in the same transaction.
+            _ = try deleteRunRows(.location(location.id))
             try db.run("DELETE FROM fetch_log WHERE location_id = $1", [.integer(location.id)])
             try db.run("DELETE FROM locations WHERE id = $1", [.integer(location.id)])
             return (runs, observations)
