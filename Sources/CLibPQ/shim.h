@@ -26,7 +26,18 @@ static inline void *wxdb_pq_symbol(const char *name) {
 /// Whether libpq could be opened (Debian's libpq5 installed).
 static inline int wxdb_pq_available(void) { return wxdb_pq_symbol("PQconnectdb") != NULL; }
 
-#define WXDB_PQ_FN(type, name) ((type)wxdb_pq_symbol(#name))
+// Each call site looks its symbol up once (dlsym is a hash lookup and string compare per call,
+// a few per cent of an ingest's CPU when done for every libpq call).
+#define WXDB_PQ_FN(type, name)                                                   \
+    ({                                                                           \
+        static void *wxdb_pq_cached = NULL;                                      \
+        void *wxdb_pq_found = __atomic_load_n(&wxdb_pq_cached, __ATOMIC_RELAXED); \
+        if (wxdb_pq_found == NULL) {                                             \
+            wxdb_pq_found = wxdb_pq_symbol(#name);                               \
+            __atomic_store_n(&wxdb_pq_cached, wxdb_pq_found, __ATOMIC_RELAXED);  \
+        }                                                                        \
+        (type) wxdb_pq_found;                                                    \
+    })
 
 static inline PGconn *wxdb_pq_connectdb(const char *conninfo) {
     PGconn *(*f)(const char *) = WXDB_PQ_FN(PGconn * (*)(const char *), PQconnectdb);
@@ -101,6 +112,25 @@ typedef int (*wxdb_pq_send_params_fn)(PGconn *, const char *, int, const Oid *, 
 static inline int wxdb_pq_send_query_params(PGconn *c, const char *sql, int n, const char *const *values) {
     wxdb_pq_send_params_fn f = WXDB_PQ_FN(wxdb_pq_send_params_fn, PQsendQueryParams);
     return f ? f(c, sql, n, NULL, values, NULL, NULL, 0) : 0;
+}
+// Statements every run repeats are prepared once per session and then executed by name (no
+// parse and plan per call); the parameters' types are inferred as for PQexecParams.
+typedef PGresult *(*wxdb_pq_prepare_fn)(PGconn *, const char *, const char *, int, const Oid *);
+static inline PGresult *wxdb_pq_prepare(PGconn *c, const char *name, const char *sql, int n) {
+    wxdb_pq_prepare_fn f = WXDB_PQ_FN(wxdb_pq_prepare_fn, PQprepare);
+    return f ? f(c, name, sql, n, NULL) : NULL;
+}
+typedef PGresult *(*wxdb_pq_exec_prepared_fn)(PGconn *, const char *, int, const char *const *, const int *,
+                                               const int *, int);
+static inline PGresult *wxdb_pq_exec_prepared(PGconn *c, const char *name, int n, const char *const *values) {
+    wxdb_pq_exec_prepared_fn f = WXDB_PQ_FN(wxdb_pq_exec_prepared_fn, PQexecPrepared);
+    return f ? f(c, name, n, values, NULL, NULL, 0) : NULL;
+}
+typedef int (*wxdb_pq_send_prepared_fn)(PGconn *, const char *, int, const char *const *, const int *, const int *,
+                                        int);
+static inline int wxdb_pq_send_query_prepared(PGconn *c, const char *name, int n, const char *const *values) {
+    wxdb_pq_send_prepared_fn f = WXDB_PQ_FN(wxdb_pq_send_prepared_fn, PQsendQueryPrepared);
+    return f ? f(c, name, n, values, NULL, NULL, 0) : 0;
 }
 static inline int wxdb_pq_set_single_row_mode(PGconn *c) {
     int (*f)(PGconn *) = WXDB_PQ_FN(int (*)(PGconn *), PQsetSingleRowMode);

@@ -91,7 +91,12 @@ public struct PostgresRow {
 /// `pg_terminate_backend`) is opened again with the same connection string before the next
 /// transaction or statement outside one, never inside a transaction: a transaction cut off is
 /// rolled back by the server and its error reaches the caller, who may run it again whole.
-/// Session settings (`SET`, session advisory locks) do not survive a reconnect.
+/// Session settings (`SET`, session advisory locks) do not survive a reconnect; wxdb's own
+/// (`synchronousCommit`) are applied again, and statements are prepared again as they come.
+///
+/// Statements run more than once are prepared once per session (PQprepare) and then executed by
+/// name, so the server parses and plans them once, not on every call: a stored run repeats the same
+/// few statements thousands of times in an import.
 public final class PostgresConnection {
     let handle: OpaquePointer
     /// The connection string as it may be shown (no password).
@@ -101,6 +106,17 @@ public final class PostgresConnection {
     private var transactionDepth = 0
     /// How many times the connection was opened again after the server ended the session.
     public private(set) var reconnects = 0
+    /// The `synchronous_commit` this session commits with: `off` unless someone chose a value for
+    /// it (see `sessionSettingsSQL`).
+    public private(set) var synchronousCommit = ""
+    /// Statement text → the name it is prepared under in this session.
+    private var prepared: [String: String] = [:]
+    /// Texts run once so far: a text is prepared the second time it comes (a multi-row statement
+    /// of one particular size may never come again).
+    private var seenOnce: Set<String> = []
+    private var preparedCount = 0
+    /// At most this many statements are kept prepared per session; the rest run unprepared.
+    static let preparedLimit = 256
 
     /// Connects with a libpq connection string: a `postgres://` / `postgresql://` URI, `keyword=value`
     /// pairs (`service=wx`), or "" for the PG* environment alone.
@@ -122,6 +138,26 @@ public final class PostgresConnection {
         }
         self.handle = connection
         wxdb_pq_silence_notices(connection)
+        try applySessionSettings()
+    }
+
+    /// What wxdb sets in each session it opens. `synchronous_commit`: a commit waits for its WAL
+    /// to be flushed only when someone asked for that. When the value in force is PostgreSQL's
+    /// built-in default, wxdb turns it `off`: the guarantee of SQLite's `synchronous=NORMAL` in WAL
+    /// mode, which the SQLite engine uses (a crash of the server's machine may lose the last
+    /// fraction of a second of commits; never half a transaction, never a corrupt database). A value
+    /// set anywhere (postgresql.conf, the server's command line, `ALTER DATABASE`/`ALTER ROLE … SET`,
+    /// `options=-csynchronous_commit=on` in the connection string or `PGOPTIONS`) is kept as it is.
+    static let sessionSettingsSQL =
+        "SELECT CASE WHEN source = 'default' THEN set_config('synchronous_commit', 'off', false) ELSE setting END"
+        + " FROM pg_settings WHERE name = 'synchronous_commit'"
+
+    private func applySessionSettings() throws {
+        let result = wxdb_pq_exec(handle, Self.sessionSettingsSQL)
+        defer { wxdb_pq_clear(result) }
+        try check(result)
+        guard let result, wxdb_pq_ntuples(result) == 1 else { return }
+        synchronousCommit = String(cString: wxdb_pq_getvalue(result, 0, 0))
     }
 
     deinit { wxdb_pq_finish(handle) }
@@ -142,19 +178,66 @@ public final class PostgresConnection {
 
     // MARK: Statements
 
-    /// Runs SQL without parameters; it may hold several statements (a migration).
+    /// Runs SQL without parameters; it may hold several statements (a migration). Statements
+    /// prepared before are dropped after it: a plan kept across a change of a table's columns
+    /// would fail ("cached plan must not change result type").
     public func execute(_ sql: String) throws {
+        try control(sql)
+        if !prepared.isEmpty {
+            try control("DEALLOCATE ALL")
+            forgetPrepared()
+        }
+    }
+
+    /// Runs a statement without parameters, prepared statements untouched (BEGIN, COMMIT, …).
+    private func control(_ sql: String) throws {
         try reconnectIfEnded()
         let result = wxdb_pq_exec(handle, sql)
         defer { wxdb_pq_clear(result) }
         try check(result)
     }
 
+    private func forgetPrepared() {
+        prepared = [:]
+        seenOnce = []
+    }
+
+    /// The name `sql` is prepared under in this session, preparing it now on its second use; nil
+    /// while it runs unprepared (its first use, or past `preparedLimit`).
+    private func preparedName(_ sql: String, parameters: Int) throws -> String? {
+        if let name = prepared[sql] { return name }
+        guard prepared.count < Self.preparedLimit else { return nil }
+        guard seenOnce.contains(sql) else {
+            if seenOnce.count >= 4 * Self.preparedLimit { seenOnce = [] }
+            seenOnce.insert(sql)
+            return nil
+        }
+        preparedCount += 1
+        let name = "wxdb_\(preparedCount)"
+        let result = wxdb_pq_prepare(handle, name, sql, Int32(parameters))
+        defer { wxdb_pq_clear(result) }
+        try check(result)
+        seenOnce.remove(sql)
+        prepared[sql] = name
+        return name
+    }
+
+    /// Runs one statement, by name when it is prepared.
+    private func execParams(_ sql: String, _ arguments: [PostgresValue]) throws -> OpaquePointer? {
+        let name = try preparedName(sql, parameters: arguments.count)
+        return try withParameters(arguments) { values in
+            if let name {
+                return wxdb_pq_exec_prepared(handle, name, Int32(arguments.count), values)
+            }
+            return wxdb_pq_exec_params(handle, sql, Int32(arguments.count), values)
+        }
+    }
+
     /// Runs one statement with parameters `$1`, `$2`, …; returns the rows it changed.
     @discardableResult
     public func run(_ sql: String, _ arguments: [PostgresValue] = []) throws -> Int {
         try reconnectIfEnded()
-        let result = try withParameters(arguments) { wxdb_pq_exec_params(handle, sql, Int32(arguments.count), $0) }
+        let result = try execParams(sql, arguments)
         defer { wxdb_pq_clear(result) }
         try check(result)
         return Int(String(cString: wxdb_pq_cmd_tuples(result))) ?? 0
@@ -165,7 +248,7 @@ public final class PostgresConnection {
         throws -> [T]
     {
         try reconnectIfEnded()
-        let result = try withParameters(arguments) { wxdb_pq_exec_params(handle, sql, Int32(arguments.count), $0) }
+        let result = try execParams(sql, arguments)
         defer { wxdb_pq_clear(result) }
         try check(result)
         guard let result else { return [] }
@@ -200,8 +283,10 @@ public final class PostgresConnection {
         _ sql: String, _ arguments: [PostgresValue] = [], _ body: (PostgresRow) throws -> Void
     ) throws {
         try reconnectIfEnded()
-        let sent = try withParameters(arguments) {
-            wxdb_pq_send_query_params(handle, sql, Int32(arguments.count), $0)
+        let name = try preparedName(sql, parameters: arguments.count)
+        let sent = try withParameters(arguments) { values in
+            if let name { return wxdb_pq_send_query_prepared(handle, name, Int32(arguments.count), values) }
+            return wxdb_pq_send_query_params(handle, sql, Int32(arguments.count), values)
         }
         guard sent == 1 else { throw connectionError() }
         _ = wxdb_pq_set_single_row_mode(handle)
@@ -240,13 +325,13 @@ public final class PostgresConnection {
         do {
             value = try body()
         } catch {
-            if isOpen { try? execute("ROLLBACK") }
+            if isOpen { try? control("ROLLBACK") }
             throw error
         }
         do {
-            try execute("COMMIT")
+            try control("COMMIT")
         } catch {
-            if isOpen, isInTransaction { try? execute("ROLLBACK") }
+            if isOpen, isInTransaction { try? control("ROLLBACK") }
             throw error
         }
         return value
@@ -256,10 +341,10 @@ public final class PostgresConnection {
     /// sent yet, so beginning it again there is safe. Inside another transaction it only reports.
     private func begin() throws {
         do {
-            try execute("BEGIN")
+            try control("BEGIN")
         } catch let error as PostgresError where error.kind == .connectionLost && transactionDepth == 0 {
             try reconnect()
-            try execute("BEGIN")
+            try control("BEGIN")
         }
     }
 
@@ -282,6 +367,9 @@ public final class PostgresConnection {
             throw PostgresError(kind: kind == .other ? .connectionLost : kind, message: message, target: target)
         }
         reconnects += 1
+        // A new session: nothing is prepared in it, and wxdb's settings are to be made again.
+        forgetPrepared()
+        try applySessionSettings()
     }
 
     // MARK: COPY

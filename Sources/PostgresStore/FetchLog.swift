@@ -33,6 +33,16 @@ extension PostgresEngine {
         }
     }
 
+    /// The fetch-log values `runInsertSQL` takes after the run's own (origin, outcome, HTTP status,
+    /// duration, request, API weight; no error: the run was stored), as `logFetch` binds them.
+    static func fetchLogValues(_ fetch: FetchRecord, outcome: String) -> [PostgresValue] {
+        [
+            .text(fetch.origin.rawValue), .text(outcome), fetch.httpStatus.map { Int64($0) }.postgresValue,
+            fetch.durationMilliseconds.map { Int64($0) }.postgresValue, fetch.request.postgresValue,
+            fetch.apiWeight.postgresValue
+        ]
+    }
+
     static let fetchLogColumns =
         "location_id, id, attempted_at, model, origin, outcome, http_status, error, duration_ms, run_id, request, api_weight"
     static let fetchLogInsertSQL =

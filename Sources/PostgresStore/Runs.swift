@@ -152,8 +152,8 @@ extension PostgresEngine {
         } else {
             kind = .stored
             let modelRun = fetch.issuedAt[forecast.model]
-            // The run's id and its row in one statement (one round trip, not two); no counter row
-            // means the location was removed.
+            // The run's id, its row, its content hash and its fetch-log row in one statement (one
+            // round trip, not four); no counter row means the location was removed.
             guard
                 let id = try db.firstRow(
                     Self.runInsertSQL,
@@ -166,7 +166,7 @@ extension PostgresEngine {
                         .text(response.timezone), .integer(hash), forecast.hourlyTimes.min().postgresValue,
                         forecast.hourlyTimes.max().postgresValue, .integer(Int64(Set(forecast.hourlyTimes).count)),
                         .integer(Int64(Set(forecast.dailyDates).count))
-                    ], { $0.int64(0) })
+                    ] + Self.fetchLogValues(fetch, outcome: kind.rawValue), { $0.int64(0) })
             else { throw StoreError.locationRemoved(name: location.name) }
             runID = id
             try copyRows(forecast, location: location.id, runID: runID)
@@ -178,16 +178,21 @@ extension PostgresEngine {
                 "INSERT INTO run_content_hashes (location_id, model, content_hash, run_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
                 [.integer(location.id), .text(forecast.model), .integer(hash), .integer(runID)])
         }
-        try logFetch(
-            fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
+        if kind == .repeated {
+            try logFetch(
+                fetch, locationID: location.id, model: forecast.model, outcome: kind.rawValue, runID: runID, error: nil)
+        }
         return StoreOutcome(
             kind: kind, model: forecast.model, runID: runID, hours: forecast.hourlyTimes.count,
             days: forecast.dailyDates.count, addedHours: added, continued: continued)
     }
 
+    /// A new run: both of the location's counters move in the one update (a statement may change
+    /// a row once), then the run's row, its content hash and the fetch-log row that names it, as
+    /// `logFetch` would write it (`fetchLogValues` are $16 on).
     static let runInsertSQL =
-        "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1 WHERE location_id = $1"
-        + " RETURNING location_id, next_run_id - 1 AS id),"
+        "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1, next_fetch_id = next_fetch_id + 1"
+        + " WHERE location_id = $1 RETURNING location_id, next_run_id - 1 AS id, next_fetch_id - 1 AS fetch_id),"
         + " r AS (INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,"
         + " grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,"
         + " first_valid_time, last_valid_time, hour_count, day_count)"
@@ -197,7 +202,10 @@ extension PostgresEngine {
         // Its content hash in the same statement (one round trip less per stored run); the foreign key
         // to forecast_runs is checked at the statement's end, when the run's row is there.
         + " h AS (INSERT INTO run_content_hashes (location_id, model, content_hash, run_id)"
-        + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING)"
+        + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING),"
+        + " f AS (INSERT INTO fetch_log (" + fetchLogColumns + ") SELECT c.location_id, c.fetch_id, $5::bigint,"
+        + " $2::text, $16::text, $17::text, $18::bigint, NULL, $19::bigint, r.id, $20::text, $21::double precision"
+        + " FROM c JOIN r ON r.location_id = c.location_id)"
         + " SELECT id FROM r"
 
     /// Gives a stored run measured from its first fetch the initialisation time a better source now

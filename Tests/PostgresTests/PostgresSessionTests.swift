@@ -1,0 +1,143 @@
+import Foundation
+import TestSupport
+import Testing
+import WxCore
+import WxPostgres
+import WxStore
+
+@testable import WxPostgresStore
+
+/// What wxdb sets in its PostgreSQL sessions, and the statements it keeps prepared in them.
+@Suite(
+    "PostgreSQL sessions: commit setting and prepared statements",
+    .enabled(if: PostgresServer.enabled, Comment(rawValue: PostgresServer.skipReason ?? "")))
+struct PostgresSessionTests {
+    /// The `synchronous_commit` in force inside one of the engine's transactions, and that a
+    /// response stored on it is there.
+    func commitSetting(_ conninfo: String) throws -> String? {
+        let engine = try PostgresEngine(conninfo: conninfo, now: 1_700_000_000)
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        let response = try syntheticResponse(models: ["best_match"], start: t0, hours: 48, seed: 1, current: t0)
+        let setting = try engine.db.transaction {
+            _ = try engine.storeInTransaction(response, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+            return try engine.db.scalarText("SHOW synchronous_commit")
+        }
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
+        #expect(engine.db.synchronousCommit == setting)
+        return setting
+    }
+
+    @Test("writes commit without waiting for the WAL flush when nobody chose synchronous_commit")
+    func commitsRelaxedByDefault() throws {
+        let (_, conninfo) = try freshEngine()
+        #expect(try commitSetting(conninfo) == "off")
+    }
+
+    @Test(
+        "a synchronous_commit someone chose is kept",
+        arguments: [
+            ("the connection string's options", "options='-csynchronous_commit=on'", nil, "on"),
+            ("ALTER DATABASE … SET", "", "remote_write", "remote_write"),
+            ("ALTER DATABASE … SET to PostgreSQL's own default", "", "on", "on")
+        ])
+    func chosenSettingKept(_ how: String, _ options: String, _ databaseSetting: String?, _ expected: String) throws {
+        let server = try PostgresServer.shared()
+        let name = try server.createDatabase("session")
+        if let databaseSetting {
+            // Identifiers and a keyword from this table, not user input.
+            let admin = try PostgresConnection(conninfo: server.conninfo(database: name))
+            try admin.execute("ALTER DATABASE \(name) SET synchronous_commit = \(databaseSetting)")
+        }
+        let conninfo = server.conninfo(database: name) + (options.isEmpty ? "" : " " + options)
+        #expect(try commitSetting(conninfo) == expected, "\(how)")
+    }
+
+    @Test("a session opened again after the server ended it gets wxdb's setting again")
+    func settingAfterReconnect() throws {
+        let (engine, conninfo) = try freshEngine()
+        let admin = try PostgresConnection(conninfo: conninfo)
+        // Prepared statements of the old session are gone with it: they must be prepared again.
+        for _ in 0..<3 { _ = try engine.locations() }
+        #expect(
+            try admin.firstRow("SELECT pg_terminate_backend($1, 10000)", [.integer(Int64(engine.db.backendPID))]) {
+                $0.bool(0)
+            } == true)
+        let setting = try engine.db.transaction { try engine.db.scalarText("SHOW synchronous_commit") }
+        #expect(engine.db.reconnects == 1)
+        #expect(setting == "off")
+        for _ in 0..<3 { #expect(try engine.locations().isEmpty) }
+    }
+
+    @Test("the statements a stored run repeats are prepared once per session, not parsed and planned each time")
+    func preparedOnce() throws {
+        let (engine, _) = try freshEngine()
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        for index in 0..<4 {
+            let response = try syntheticResponse(
+                models: ["best_match"], start: t0 + Int64(index) * 6 * hour, hours: 48, seed: index + 1,
+                current: t0 + Int64(index) * 6 * hour)
+            let outcomes = try engine.store(
+                response, for: berlin, fetch: FetchRecord(fetchedAt: t0 + Int64(index) * 6 * hour, origin: .fetch))
+            #expect(outcomes.map(\.kind) == [.stored])
+        }
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == 4)
+        // pg_prepared_statements lists this session's own.
+        let prepared = try engine.db.rows("SELECT statement FROM pg_prepared_statements") { $0.string(0) }
+        #expect(prepared.filter { $0 == PostgresEngine.runInsertSQL }.count == 1, "\(prepared)")
+        #expect(prepared.contains(PostgresEngine.candidateRunsSQL))
+        // A table's columns changed under a prepared statement: it is prepared again, not refused.
+        try engine.db.execute("CREATE TABLE widths (a bigint)")
+        for _ in 0..<3 { _ = try engine.db.rows("SELECT * FROM widths") { $0.count } }
+        try engine.db.execute("ALTER TABLE widths ADD COLUMN b bigint")
+        try engine.db.run("INSERT INTO widths VALUES (1, 2)")
+        #expect(try engine.db.rows("SELECT * FROM widths") { $0.count } == [2])
+    }
+
+    @Test("a new run's fetch-log row goes in the statement that stores the run")
+    func fetchLogWithRun() throws {
+        let (engine, _) = try freshEngine()
+        try engine.db.execute(
+            """
+            CREATE TABLE log_statements (query text NOT NULL);
+            CREATE FUNCTION record_log_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO log_statements VALUES (current_query());
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER record_log AFTER INSERT ON fetch_log
+                FOR EACH STATEMENT EXECUTE FUNCTION record_log_statement();
+            """)
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        let response = try syntheticResponse(
+            models: ["best_match", "gfs_seamless"], start: t0 - 24 * hour, hours: 96, seed: 1, current: t0)
+        let fetch = FetchRecord(
+            fetchedAt: t0, origin: .fetch, request: "https://example/x", httpStatus: 200, durationMilliseconds: 42,
+            apiWeight: 1.5)
+        let outcomes = try engine.store(response, for: berlin, fetch: fetch)
+        #expect(outcomes.map(\.kind) == [.stored, .stored])
+        let queries = try engine.db.rows("SELECT query FROM log_statements") { $0.string(0) }
+        #expect(queries.count == 2)
+        #expect(queries.allSatisfy { $0.contains("INSERT INTO forecast_runs") }, "\(queries)")
+        // The same bytes again: a repeat, logged on its own, naming the same runs.
+        let again = try engine.store(response, for: berlin, fetch: FetchRecord(fetchedAt: t0 + hour, origin: .fetch))
+        #expect(again.map(\.kind) == [.repeated, .repeated])
+        let rows = try engine.db.rows(
+            "SELECT id, attempted_at, model, origin, outcome, http_status, error, duration_ms, run_id, request,"
+                + " api_weight FROM fetch_log ORDER BY id"
+        ) { row in (0..<row.count).map { row.optionalString($0) ?? "NULL" }.joined(separator: "|") }
+        let runs = outcomes.map { String($0.runID) }
+        #expect(
+            rows == [
+                "1|\(t0)|best_match|fetch|stored|200|NULL|42|\(runs[0])|https://example/x|1.5",
+                "2|\(t0)|gfs_seamless|fetch|stored|200|NULL|42|\(runs[1])|https://example/x|1.5",
+                "3|\(t0 + hour)|best_match|fetch|repeated|NULL|NULL|NULL|\(runs[0])|NULL|NULL",
+                "4|\(t0 + hour)|gfs_seamless|fetch|repeated|NULL|NULL|NULL|\(runs[1])|NULL|NULL"
+            ], "\(rows)")
+    }
+}
