@@ -27,7 +27,9 @@ struct CitusTests {
         #expect(
             Set(distribution.distributed.map { String($0.split(separator: ".").last!) })
                 == [
-                    "location_counters", "forecast_runs", "hourly_forecasts", "daily_forecasts", "observations",
+                    "location_counters", "forecast_runs", "hourly_forecasts_f4", "hourly_forecasts_f8",
+                    "daily_forecasts_f4",
+                    "daily_forecasts_f8", "observations",
                     "run_content_hashes", "fetch_log", "verification_summaries"
                 ].reduce(into: Set<String>()) { $0.insert($1) })
         #expect(
@@ -44,14 +46,14 @@ struct CitusTests {
             INSERT INTO locations (id, name, latitude, longitude, created_at) VALUES (1, 'a', 1, 1, 0), (2, 'b', 2, 2, 0);
             INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at, utc_offset_seconds, timezone, content_hash)
                 VALUES (1, 1, 'm', 0, 'model_run', 0, 0, 'GMT', 1), (2, 1, 'm', 0, 'model_run', 0, 0, 'GMT', 1);
-            INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 3600, 1), (2, 1, 3600, 2);
+            INSERT INTO hourly_forecasts_f4 (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 3600, 1), (2, 1, 3600, 2);
             """)
         #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts_with_lead") == 2)
         try db.run("DELETE FROM locations WHERE id = 1")
         #expect(try db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
         // The hours have no key to their run since migration 0005: wxdb deletes them itself.
         #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 2)
-        try db.run("DELETE FROM hourly_forecasts WHERE location_id = 1")
+        try db.run("DELETE FROM hourly_forecasts_f4 WHERE location_id = 1")
         #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 1)
     }
 }
