@@ -15,6 +15,14 @@ enum Float4 {
         // Whole numbers below 2^24 are exact in float4 and print as themselves: most codes,
         // percentages, directions and pressures need no text.
         if magnitude < 16_777_216, value.rounded(.towardZero) == value { return true }
+        // A decimal of at most 6 significant digits and 3 places (21.3, 1013.25) that `value` is the
+        // nearest double to (the division is correctly rounded): float4 holds it and prints exactly
+        // it (float4 keeps 6 digits; no decimal that short sits near a float4 rounding midpoint), so
+        // it reads back as `value`. Most forecast values end here, without text.
+        for scale in [10.0, 100.0, 1000.0] {
+            let digits = (value * scale).rounded()
+            if digits.magnitude < 1_000_000, digits / scale == value { return true }
+        }
         return Double(Float(value).description) == value
     }
 
