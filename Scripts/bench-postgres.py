@@ -189,16 +189,19 @@ class Postgres:
 
     def bytes_per_value(self, pg, lite, c):
         db = pg.rsplit("/", 1)[1]
-        sizes = self.server.psql(db, "SELECT pg_relation_size('hourly_forecasts') + pg_relation_size('daily_forecasts'), "
-                                     "pg_total_relation_size('hourly_forecasts') + pg_total_relation_size('daily_forecasts'), "
-                                     "(SELECT count(*) FROM hourly_forecasts), (SELECT count(*) FROM daily_forecasts)")
-        heap, total, hours, days = map(int, sizes.split("|"))
+        # Migration 0006: a run's rows are in the float4 tables or the double ones; both count.
+        tables = ["hourly_forecasts_f4", "hourly_forecasts_f8", "daily_forecasts_f4", "daily_forecasts_f8"]
+        sizes = self.server.psql(db, "SELECT " + " + ".join("pg_relation_size('%s')" % t for t in tables) + ", "
+                                     + " + ".join("pg_total_relation_size('%s')" % t for t in tables) + ", "
+                                     "(SELECT count(*) FROM hourly_forecasts), (SELECT count(*) FROM daily_forecasts), "
+                                     "(SELECT count(*) FROM hourly_forecasts_f4)")
+        heap, total, hours, days, hours4 = map(int, sizes.split("|"))
         values = hours * 12 + days * 8
         lite_bytes = self.d.db_bytes(lite)
         per = total / values
         self.row("bytes per stored value, hourly and daily rows with their keys and indexes (%s values)" % f"{values:,}",
-                 "%.1f B (heap alone %.1f B)" % (per, heap / values), "SQLite file %.1f B" % (lite_bytes / c["values"]),
-                 "", "≤ 12 B", per <= 12)
+                 "%.1f B (heap alone %.1f B; %.0f %% of hours in float4)" % (per, heap / values, 100.0 * hours4 / max(hours, 1)),
+                 "SQLite file %.1f B" % (lite_bytes / c["values"]), "", "≤ 12 B", per <= 12)
 
     def history(self, n, days, name):
         """A history of n locations x days (the scale section's generator, with its sums) on SQLite,

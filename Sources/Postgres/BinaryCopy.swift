@@ -65,6 +65,14 @@ public final class BinaryCopyWriter {
         if let value { append(value) } else { appendNull() }
     }
 
+    /// Appends a real (float4) value, bit for bit (NULL for nil).
+    public func append(_ value: Float?) {
+        guard let value else { return appendNull() }
+        field()
+        put(UInt32(4))
+        put(value.bitPattern)
+    }
+
     /// Appends text (UTF-8); throws when it holds a NUL byte, which PostgreSQL's text cannot hold.
     public func append(_ value: String) throws {
         let column = field()

@@ -185,7 +185,15 @@ extension PostgresEngine: StoreDump, StoreLoad {
 
     public func loadRows(_ table: CopyTable, _ produce: (([CopyValue]) throws -> Void) throws -> Void) throws {
         let fetchLocation = table == CopyTables.fetchLog ? table.index(of: "location_id") : nil
-        try db.copy(into: Self.checked([table.name])[0], columns: Self.checked(table.columns)) { writer in
+        // Hourly and daily rows go to a staging table first: which of migration 0006's tables a run
+        // goes to depends on all of its values, and finishCopy moves them in key order (a copy
+        // reads them location by location interleaved; sorted, the index pages fill).
+        var into = table.name
+        if table == CopyTables.hourlyForecasts || table == CopyTables.dailyForecasts {
+            try createStagingTables()
+            into = table == CopyTables.hourlyForecasts ? "copy_hourly_forecasts" : "copy_daily_forecasts"
+        }
+        try db.copy(into: Self.checked([into])[0], columns: Self.checked(table.columns)) { writer in
             try produce { row in
                 for (index, value) in row.enumerated() {
                     switch value {
@@ -201,7 +209,62 @@ extension PostgresEngine: StoreDump, StoreLoad {
         }
     }
 
+    /// The session's staging tables of the hourly and daily rows (dropped at the copy's commit).
+    func createStagingTables() throws {
+        try db.execute(
+            """
+            CREATE TEMPORARY TABLE IF NOT EXISTS copy_hourly_forecasts (LIKE hourly_forecasts_f8) ON COMMIT DROP;
+            CREATE TEMPORARY TABLE IF NOT EXISTS copy_daily_forecasts (LIKE daily_forecasts_f8) ON COMMIT DROP
+            """)
+    }
+
+    /// SQL true when every one of `columns` of row `alias` survives float4 exactly (the server's
+    /// test of Float4.keeps: the double of float4's shortest text is the value).
+    static func float4Exact(_ alias: String, _ columns: [String]) -> String {
+        columns.map { name in
+            let v = alias + "." + name
+            return "(" + v + " IS NULL OR " + v + " = 0 OR (abs(" + v + ") BETWEEN 1e-30 AND 1e30 AND " + v
+                + "::real::text::float8 = " + v + "))"
+        }.joined(separator: " AND ")
+    }
+
+    static let dailyRealNames = Variables.daily.filter { $0.quantity != .instant }.map(\.name)
+
+    /// The staged rows into the float4 tables (runs whose every value survives) and the double
+    /// ones (the rest), each in key order.
+    static let splitStagedRows: String = {
+        let hourly = ["location_id", "run_id", "valid_time"] + Variables.hourlyNames
+        let daily = ["location_id", "run_id", "date"] + Variables.dailyNames
+        func cast(_ names: [String], _ real: Set<String>) -> String {
+            names.map { real.contains($0) ? "s." + $0 + "::real" : "s." + $0 }.joined(separator: ", ")
+        }
+        let inexact =
+            "EXISTS (SELECT 1 FROM copy_inexact_runs i WHERE i.location_id = s.location_id AND i.run_id = s.run_id)"
+        var sql =
+            "CREATE TEMPORARY TABLE copy_inexact_runs ON COMMIT DROP AS SELECT location_id, run_id FROM copy_hourly_forecasts h WHERE NOT ("
+            + float4Exact("h", Variables.hourlyNames)
+            + ") UNION SELECT location_id, run_id FROM copy_daily_forecasts d WHERE NOT ("
+            + float4Exact("d", dailyRealNames) + ");\n"
+        sql +=
+            "INSERT INTO hourly_forecasts_f4 (" + hourly.joined(separator: ", ") + ") SELECT "
+            + cast(hourly, Set(Variables.hourlyNames)) + " FROM copy_hourly_forecasts s WHERE NOT " + inexact
+            + " ORDER BY 1, 2, 3;\n"
+        sql +=
+            "INSERT INTO hourly_forecasts_f8 (" + hourly.joined(separator: ", ") + ") SELECT " + cast(hourly, [])
+            + " FROM copy_hourly_forecasts s WHERE " + inexact + " ORDER BY 1, 2, 3;\n"
+        sql +=
+            "INSERT INTO daily_forecasts_f4 (" + daily.joined(separator: ", ") + ") SELECT "
+            + cast(daily, Set(dailyRealNames)) + " FROM copy_daily_forecasts s WHERE NOT " + inexact
+            + " ORDER BY 1, 2, 3;\n"
+        sql +=
+            "INSERT INTO daily_forecasts_f8 (" + daily.joined(separator: ", ") + ") SELECT " + cast(daily, [])
+            + " FROM copy_daily_forecasts s WHERE " + inexact + " ORDER BY 1, 2, 3"
+        return sql
+    }()
+
     public func finishCopy(largestIDs: [Int64: CopyLargestIDs]) throws {
+        try createStagingTables()
+        try db.execute(Self.splitStagedRows)
         let locations = try db.rows("SELECT id FROM locations ORDER BY id", []) { $0.int64(0) }
         guard !locations.isEmpty else { return }
         // Every location's counters start past the largest id it was given. A schema without a counter

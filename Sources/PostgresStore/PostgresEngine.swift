@@ -22,6 +22,11 @@ public final class PostgresEngine {
     /// what is pending.
     public init(conninfo: String, migrate: Bool = true, now: Int64) throws {
         db = try PostgresConnection(conninfo: conninfo)
+        // The views of migration 0006 read a float4 value as the double of its shortest text, which
+        // float4out prints only at extra_float_digits >= 1 (PostgreSQL's default since 12; a server
+        // or role set lower would print 6 digits): at least 1 for this session.
+        try db.execute(
+            "SELECT set_config('extra_float_digits', '1', false) WHERE current_setting('extra_float_digits')::int < 1")
         if migrate {
             let outcome = try PostgresSchema.migrate(db, now: now)
             migration = outcome.applied.isEmpty ? nil : outcome
@@ -115,22 +120,31 @@ public final class PostgresEngine {
     static let dailyColumns = ["location_id", "run_id", "date"] + Variables.dailyNames
 
     /// The run's hourly and daily rows, by binary COPY (no value printed and parsed again); a
-    /// repeated hour or date keeps its first values, as in the SQLite engine.
+    /// repeated hour or date keeps its first values, as in the SQLite engine. A run whose every
+    /// value float4 gives back exactly goes to the `_f4` tables (4 bytes a value), any other to the
+    /// `_f8` ones (migration 0006); the views `hourly_forecasts` / `daily_forecasts` read both.
     func copyRows(_ forecast: ModelForecast, location: Int64, runID: Int64) throws {
+        let float4 = Float4.keeps(forecast)
         if !forecast.hourlyTimes.isEmpty {
-            try db.copyBinary(into: "hourly_forecasts", columns: Self.hourlyColumns) { rows in
+            try db.copyBinary(into: float4 ? "hourly_forecasts_f4" : "hourly_forecasts_f8", columns: Self.hourlyColumns)
+            {
+                rows in
                 var seen = Set<Int64>()
                 for (row, time) in forecast.hourlyTimes.enumerated() where seen.insert(time).inserted {
                     rows.append(location)
                     rows.append(runID)
                     rows.append(time)
-                    for column in forecast.hourly { rows.append(column?[row] ?? nil) }
+                    for column in forecast.hourly {
+                        let value = column?[row] ?? nil
+                        if float4 { rows.append(value.map(Float.init)) } else { rows.append(value) }
+                    }
                     try rows.endRow()
                 }
             }
         }
         if !forecast.dailyDates.isEmpty {
-            try db.copyBinary(into: "daily_forecasts", columns: Self.dailyColumns) { rows in
+            try db.copyBinary(into: float4 ? "daily_forecasts_f4" : "daily_forecasts_f8", columns: Self.dailyColumns) {
+                rows in
                 var seen = Set<String>()
                 for (row, date) in forecast.dailyDates.enumerated() where seen.insert(date).inserted {
                     rows.append(location)
@@ -140,6 +154,8 @@ public final class PostgresEngine {
                         let value = column?[row] ?? nil
                         if Variables.daily[index].quantity == .instant, let value {
                             rows.append(Int64(value))
+                        } else if float4 {
+                            rows.append(value.map(Float.init))
                         } else {
                             rows.append(value)
                         }

@@ -32,16 +32,22 @@ extension PostgresEngine {
     /// locations' locks. Returns the rows deleted from each table.
     func deleteRunRows(_ scope: RunRowsScope) throws -> (hourly: Int, daily: Int) {
         switch scope {
+        // A run's rows are in the float4 tables or the double ones (migration 0006): both are asked.
         case .run(let location, let id):
             let key: [PostgresValue] = [.integer(location), .integer(id)]
             return (
-                try db.run("DELETE FROM hourly_forecasts WHERE location_id = $1 AND run_id = $2", key),
-                try db.run("DELETE FROM daily_forecasts WHERE location_id = $1 AND run_id = $2", key)
+                try db.run("DELETE FROM hourly_forecasts_f4 WHERE location_id = $1 AND run_id = $2", key)
+                    + db.run("DELETE FROM hourly_forecasts_f8 WHERE location_id = $1 AND run_id = $2", key),
+                try db.run("DELETE FROM daily_forecasts_f4 WHERE location_id = $1 AND run_id = $2", key)
+                    + db.run("DELETE FROM daily_forecasts_f8 WHERE location_id = $1 AND run_id = $2", key)
             )
         case .location(let location):
+            let key: [PostgresValue] = [.integer(location)]
             return (
-                try db.run("DELETE FROM hourly_forecasts WHERE location_id = $1", [.integer(location)]),
-                try db.run("DELETE FROM daily_forecasts WHERE location_id = $1", [.integer(location)])
+                try db.run("DELETE FROM hourly_forecasts_f4 WHERE location_id = $1", key)
+                    + db.run("DELETE FROM hourly_forecasts_f8 WHERE location_id = $1", key),
+                try db.run("DELETE FROM daily_forecasts_f4 WHERE location_id = $1", key)
+                    + db.run("DELETE FROM daily_forecasts_f8 WHERE location_id = $1", key)
             )
         }
     }
@@ -52,12 +58,21 @@ extension PostgresEngine {
     public func orphanRunRows(repair: Bool) throws -> OrphanRunRows {
         try db.transaction {
             var found = OrphanRunRows()
-            // Literal statements, one per table: nothing is spliced into the SQL.
+            // Literal statements, one per table (the float4 and the double ones of migration 0006):
+            // nothing is spliced into the SQL.
             let statements = [
                 (
                     hourly: true,
                     sql: """
-                    SELECT location_id, run_id, count(*) FROM hourly_forecasts x
+                    SELECT location_id, run_id, count(*) FROM hourly_forecasts_f4 x
+                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
+                    GROUP BY location_id, run_id
+                    """
+                ),
+                (
+                    hourly: true,
+                    sql: """
+                    SELECT location_id, run_id, count(*) FROM hourly_forecasts_f8 x
                     WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
                     GROUP BY location_id, run_id
                     """
@@ -65,7 +80,15 @@ extension PostgresEngine {
                 (
                     hourly: false,
                     sql: """
-                    SELECT location_id, run_id, count(*) FROM daily_forecasts x
+                    SELECT location_id, run_id, count(*) FROM daily_forecasts_f4 x
+                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
+                    GROUP BY location_id, run_id
+                    """
+                ),
+                (
+                    hourly: false,
+                    sql: """
+                    SELECT location_id, run_id, count(*) FROM daily_forecasts_f8 x
                     WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
                     GROUP BY location_id, run_id
                     """

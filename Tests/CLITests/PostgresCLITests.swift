@@ -49,7 +49,7 @@ struct PostgresCLITests {
             VALUES ($1, 1, 'best_match', 1700000000, 'first_fetch', 1700000000, 0, 'GMT', 7, 1700010000, 1700010000, 1)
             """, [id])
         try engine.db.run(
-            "INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES ($1, 1, 1700010000, 5.5)",
+            "INSERT INTO hourly_forecasts_f4 (location_id, run_id, valid_time, temperature_2m) VALUES ($1, 1, 1700010000, 5.5)",
             [id])
         try engine.db.run(
             "INSERT INTO observations (location_id, source, time, temperature_2m, recorded_at) VALUES ($1, 'era5', 1700010000, 4.0, 0)",

@@ -29,7 +29,9 @@ struct CitusTests {
         let reference = Self.tables(calledWith: "create_reference_table")
         #expect(
             distributed.isSuperset(of: [
-                "location_counters", "forecast_runs", "hourly_forecasts", "daily_forecasts", "observations",
+                "location_counters", "forecast_runs", "hourly_forecasts_f4", "hourly_forecasts_f8",
+                "daily_forecasts_f4",
+                "daily_forecasts_f8", "observations",
                 "run_content_hashes", "fetch_log", "verification_summaries", "ensemble_runs", "ensemble_values",
                 "ensemble_summaries"
             ]), "\(distributed.sorted())")
@@ -49,14 +51,14 @@ struct CitusTests {
             INSERT INTO locations (id, name, latitude, longitude, created_at) VALUES (1, 'a', 1, 1, 0), (2, 'b', 2, 2, 0);
             INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at, utc_offset_seconds, timezone, content_hash)
                 VALUES (1, 1, 'm', 0, 'model_run', 0, 0, 'GMT', 1), (2, 1, 'm', 0, 'model_run', 0, 0, 'GMT', 1);
-            INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 3600, 1), (2, 1, 3600, 2);
+            INSERT INTO hourly_forecasts_f4 (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 3600, 1), (2, 1, 3600, 2);
             """)
         #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts_with_lead") == 2)
         try db.run("DELETE FROM locations WHERE id = 1")
         #expect(try db.scalarInt("SELECT count(*) FROM forecast_runs") == 1)
         // The hours have no key to their run since migration 0005: wxdb deletes them itself.
         #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 2)
-        try db.run("DELETE FROM hourly_forecasts WHERE location_id = 1")
+        try db.run("DELETE FROM hourly_forecasts_f4 WHERE location_id = 1")
         #expect(try db.scalarInt("SELECT count(*) FROM hourly_forecasts") == 1)
     }
 
@@ -66,6 +68,14 @@ struct CitusTests {
         for migration in PostgresSchema.migrations {
             for part in migration.sql.split(separator: function + "('").dropFirst() {
                 if let end = part.firstIndex(of: "'") { names.insert(String(part[..<end])) }
+            }
+            // A later migration's `ALTER TABLE a RENAME TO b` keeps the distribution under the new name.
+            for part in migration.sql.split(separator: "ALTER TABLE ").dropFirst() {
+                let words = part.split(separator: " ", maxSplits: 4)
+                guard words.count >= 4, words[1] == "RENAME", words[2] == "TO" else { continue }
+                let old = String(words[0])
+                let new = String(words[3].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+                if names.remove(old) != nil { names.insert(new) }
             }
         }
         return names

@@ -99,7 +99,7 @@ struct PostgresSchemaTests {
             INSERT INTO locations (id, name, latitude, longitude, created_at) VALUES (1, 'Berlin', 52.5, 13.4, 0);
             INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at, utc_offset_seconds, timezone, content_hash)
                 VALUES (1, 1, 'icon_d2', 1700000000, 'model_run', 1700000100, 0, 'GMT', 7);
-            INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 1700005400, 3.5);
+            INSERT INTO hourly_forecasts_f4 (location_id, run_id, valid_time, temperature_2m) VALUES (1, 1, 1700005400, 3.5);
             INSERT INTO observations (location_id, source, time, temperature_2m, recorded_at) VALUES
                 (1, 'era5', 1700005400, 2.25, 0), (1, 'analysis:icon_d2', 1700005400, 3.5, 0);
             """)

@@ -45,9 +45,10 @@ struct RunRowsTests {
         let storedDays = try engine.db.scalarInt("SELECT count(*) FROM daily_forecasts") ?? 0
         // Rows of a run that was never stored (the old schema's foreign key refused them).
         try engine.db.run(
-            "INSERT INTO hourly_forecasts (location_id, run_id, valid_time, temperature_2m) VALUES (1, 99, 1, 2.5), (1, 99, 3601, 3.5), (2, 7, 1, NULL)"
+            "INSERT INTO hourly_forecasts_f4 (location_id, run_id, valid_time, temperature_2m) VALUES (1, 99, 1, 2.5), (1, 99, 3601, 3.5)"
         )
-        try engine.db.run("INSERT INTO daily_forecasts (location_id, run_id, date) VALUES (1, 99, '2026-01-01')")
+        try engine.db.run("INSERT INTO hourly_forecasts_f8 (location_id, run_id, valid_time) VALUES (2, 7, 1)")
+        try engine.db.run("INSERT INTO daily_forecasts_f8 (location_id, run_id, date) VALUES (1, 99, '2026-01-01')")
         let found = try engine.orphanRunRows(repair: false)
         #expect(found.hourlyRows == 3 && found.dailyRows == 1)
         #expect(found.runs.map { [$0.location, $0.run] } == [[1, 99], [2, 7]])
