@@ -223,8 +223,10 @@ public final class PostgresConnection {
     }
 
     /// Runs one statement, by name when it is prepared.
-    private func execParams(_ sql: String, _ arguments: [PostgresValue]) throws -> OpaquePointer? {
-        let name = try preparedName(sql, parameters: arguments.count)
+    private func execParams(_ sql: String, _ arguments: [PostgresValue], prepare: Bool = true) throws
+        -> OpaquePointer?
+    {
+        let name = prepare ? try preparedName(sql, parameters: arguments.count) : nil
         return try withParameters(arguments) { values in
             if let name {
                 return wxdb_pq_exec_prepared(handle, name, Int32(arguments.count), values)
@@ -243,12 +245,15 @@ public final class PostgresConnection {
         return Int(String(cString: wxdb_pq_cmd_tuples(result))) ?? 0
     }
 
-    /// Every row of a (small) answer, each mapped by `map`.
-    public func rows<T>(_ sql: String, _ arguments: [PostgresValue] = [], _ map: (PostgresRow) throws -> T)
-        throws -> [T]
-    {
+    /// Every row of a (small) answer, each mapped by `map`. With `prepare: false` the statement is
+    /// planned on every call with its values, never from a plan prepared earlier in the session:
+    /// for a query whose best plan changes as a long transaction fills a table that has no
+    /// statistics yet (a prepared statement's generic plan is made once, from the table as it was).
+    public func rows<T>(
+        _ sql: String, _ arguments: [PostgresValue] = [], prepare: Bool = true, _ map: (PostgresRow) throws -> T
+    ) throws -> [T] {
         try reconnectIfEnded()
-        let result = try execParams(sql, arguments)
+        let result = try execParams(sql, arguments, prepare: prepare)
         defer { wxdb_pq_clear(result) }
         try check(result)
         guard let result else { return [] }

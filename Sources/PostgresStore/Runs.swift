@@ -8,6 +8,12 @@ import WxCore
 import WxPostgres
 import WxStore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension PostgresEngine {
     /// Stores one decoded response for `location` in one transaction.
     public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome]
@@ -32,7 +38,11 @@ extension PostgresEngine {
 
     /// Stores the responses `make` builds from `items`, all in one transaction: made
     /// `storeAllChunk` at a time, just before they are stored, so memory stays flat; the first
-    /// error rolls every one back.
+    /// error rolls every one back. The next chunk is made on a thread of its own while this one is
+    /// stored: most of a store is waiting for the server, and reading and decoding the next
+    /// responses meanwhile uses the second core. `make` is called in the items' order, one call at
+    /// a time, and must not touch this engine; an error of the store is the one thrown even when
+    /// making the next chunk failed too (it would have stopped before that chunk was made).
     public func storeAll<Item>(
         _ items: [Item], for location: Location,
         make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
@@ -41,37 +51,58 @@ extension PostgresEngine {
         try db.transaction {
             try db.lockForTransaction(Self.lockKey(location.id))
             var outcomes: [StoreOutcome] = []
-            var start = items.startIndex
-            while start < items.endIndex {
-                let end = min(start + Self.storeAllChunk, items.endIndex)
-                let made = try items[start..<end].map { item in (item: item, made: try make(item)) }
-                func storeEach() throws {
-                    for (item, (response, fetch)) in made {
-                        let these = try storeInTransaction(response, for: location, fetch: fetch)
-                        stored(item, these)
-                        outcomes += these
+            try withoutActuallyEscaping(make) { make in
+                let chunks = stride(from: items.startIndex, to: items.endIndex, by: Self.storeAllChunk).map {
+                    $0..<min($0 + Self.storeAllChunk, items.endIndex)
+                }
+                guard let first = chunks.first else { return }
+                let makeChunk = { (range: Range<Int>) in
+                    try items[range].map { item in (item: item, made: try make(item)) }
+                }
+                var made = try makeChunk(first)
+                for index in chunks.indices {
+                    let ahead = index + 1 < chunks.count ? AheadOfTime { try makeChunk(chunks[index + 1]) } : nil
+                    do {
+                        try storeChunk(made, for: location, stored: stored, into: &outcomes)
+                    } catch {
+                        _ = ahead?.result()
+                        throw error
                     }
+                    if let ahead { made = try ahead.result().get() }
                 }
-                start = end
-                // The chunk's analysis hours are kept once over their spans (AnalysisHours).
-                let kept = AnalysisHours.spans(of: made.map { $0.made }, location: location.id)
-                guard case .eachWrite = sumsKeeping, made.count > 1, !kept.isEmpty else {
-                    try storeEach()
-                    continue
-                }
-                func keep(_ index: Int) throws {
-                    guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
-                    let span = kept[index]
-                    try keepingSums(
-                        .observations(
-                            location: span.location, source: span.source, from: span.from, through: span.through),
-                        location: location.id
-                    ) { try keep(index + 1) }
-                }
-                try keep(0)
             }
             return outcomes
         }
+    }
+
+    /// One chunk of `storeAll`, in the transaction it holds.
+    private func storeChunk<Item>(
+        _ made: [(item: Item, made: (response: ForecastResponse, fetch: FetchRecord))], for location: Location,
+        stored: (Item, [StoreOutcome]) -> Void, into outcomes: inout [StoreOutcome]
+    ) throws {
+        func storeEach() throws {
+            for (item, (response, fetch)) in made {
+                let these = try storeInTransaction(response, for: location, fetch: fetch)
+                stored(item, these)
+                outcomes += these
+            }
+        }
+        // The chunk's analysis hours are kept once over their spans (AnalysisHours), as the SQLite
+        // engine keeps them: the same writes in the same order add the same bits to the sums.
+        let kept = AnalysisHours.spans(of: made.map { $0.made }, location: location.id)
+        guard case .eachWrite = sumsKeeping, made.count > 1, !kept.isEmpty else {
+            return try storeEach()
+        }
+        func keep(_ index: Int) throws {
+            guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
+            let span = kept[index]
+            try keepingSums(
+                .observations(
+                    location: span.location, source: span.source, from: span.from, through: span.through),
+                location: location.id
+            ) { try keep(index + 1) }
+        }
+        try keep(0)
     }
 
     /// How many responses `storeAll` decodes before storing them (as the SQLite engine).
@@ -270,9 +301,12 @@ extension PostgresEngine {
         let times = forecast.hourlyTimes
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
         else { return nil }
+        // Planned on every call: a plan prepared while an import's first runs were stored (no
+        // statistics yet) scans every run of the model, and an import stores thousands.
         let candidates = try db.rows(
             Self.candidateRunsSQL,
-            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), .integer(Self.matchWindow)]
+            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), .integer(Self.matchWindow)],
+            prepare: false
         ) { row in disagrees(forecast, row) ? nil : row.int64(0) }
         var agreeing = try candidates.compactMap { $0 }.compactMap { id in
             try db.firstRow(Self.candidateDetailsSQL, [.integer(locationID), .integer(id), modelRun.postgresValue]) {
@@ -406,5 +440,56 @@ extension PostgresEngine {
             """,
             key + [.integer(hash)])
         return extra.hourlyTimes.count
+    }
+}
+
+/// Work started on a thread of its own now, its result taken later with `result()` (which waits
+/// for it). Used only by `storeAll` for its `make`, which it calls one at a time: the closure is
+/// not `Sendable`, so the caller keeps it from running alongside anything it touches.
+final class AheadOfTime<T>: ThreadWork, @unchecked Sendable {
+    private let body: () throws -> T
+    private var outcome: Result<T, Error>?
+    private var thread: pthread_t?
+
+    init(_ body: @escaping () throws -> T) {
+        self.body = body
+        super.init()
+        thread = start()
+    }
+
+    override func run() { outcome = Result { try body() } }
+
+    /// Waits for the work (runs it here when no thread could be started); call once.
+    func result() -> Result<T, Error> {
+        if let thread {
+            pthread_join(thread, nil)
+            self.thread = nil
+        }
+        if let outcome { return outcome }
+        let here = Result { try body() }
+        outcome = here
+        return here
+    }
+}
+
+/// What a joinable POSIX thread runs (a C thread function cannot name a generic type).
+class ThreadWork {
+    func run() {}
+
+    /// Starts `run` on a new joinable thread; nil when none could be started.
+    func start() -> pthread_t? {
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        let status = pthread_create(
+            &thread, nil,
+            { raw in
+                Unmanaged<ThreadWork>.fromOpaque(raw!).takeRetainedValue().run()
+                return nil
+            }, box)
+        guard status == 0 else {
+            Unmanaged<ThreadWork>.fromOpaque(box).release()
+            return nil
+        }
+        return thread
     }
 }

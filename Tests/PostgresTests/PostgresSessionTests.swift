@@ -88,7 +88,8 @@ struct PostgresSessionTests {
         // pg_prepared_statements lists this session's own.
         let prepared = try engine.db.rows("SELECT statement FROM pg_prepared_statements") { $0.string(0) }
         #expect(prepared.filter { $0 == PostgresEngine.runInsertSQL }.count == 1, "\(prepared)")
-        #expect(prepared.contains(PostgresEngine.candidateRunsSQL))
+        // The window match's candidates are planned on every call with their values.
+        #expect(!prepared.contains(PostgresEngine.candidateRunsSQL))
         // A table's columns changed under a prepared statement: it is prepared again, not refused.
         try engine.db.execute("CREATE TABLE widths (a bigint)")
         for _ in 0..<3 { _ = try engine.db.rows("SELECT * FROM widths") { $0.count } }
@@ -139,5 +140,48 @@ struct PostgresSessionTests {
                 "3|\(t0 + hour)|best_match|fetch|repeated|NULL|NULL|NULL|\(runs[0])|NULL|NULL",
                 "4|\(t0 + hour)|gfs_seamless|fetch|repeated|NULL|NULL|NULL|\(runs[1])|NULL|NULL"
             ], "\(rows)")
+    }
+
+    @Test("an import of many responses makes the next ones while it stores these, in order, all or nothing")
+    func importMakesAhead() throws {
+        let (engine, _) = try freshEngine()
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        let items = Array(0..<(2 * PostgresEngine.storeAllChunk + 20))
+        let caller = pthread_self()
+        var madeElsewhere = 0
+        var made: [Int] = []
+        var stored: [Int] = []
+        func make(_ item: Int) throws -> (response: ForecastResponse, fetch: FetchRecord) {
+            if pthread_equal(pthread_self(), caller) == 0 { madeElsewhere += 1 }
+            made.append(item)
+            let start = t0 + Int64(item) * 3 * hour
+            return (
+                try syntheticResponse(models: ["best_match"], start: start, hours: 24, seed: item + 1, current: start),
+                FetchRecord(fetchedAt: start, origin: .import)
+            )
+        }
+        let outcomes = try engine.storeAll(items, for: berlin, make: make) { item, _ in stored.append(item) }
+        #expect(outcomes.count == items.count && outcomes.allSatisfy { $0.kind == .stored })
+        #expect(made == items && stored == items)
+        // Every chunk after the first is made while the one before it is stored.
+        #expect(madeElsewhere == items.count - PostgresEngine.storeAllChunk)
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == Int64(items.count))
+
+        // A response that cannot be made, in the last chunk: nothing of the import stays.
+        struct Unreadable: Error {}
+        let again = try engine.addLocation(
+            name: "Bern", latitude: 46.95, longitude: 7.45, elevation: 540, timezone: "Europe/Zurich", models: [],
+            now: 0)
+        #expect(throws: Unreadable.self) {
+            _ = try engine.storeAll(items, for: again) { item in
+                if item == items.count - 5 { throw Unreadable() }
+                return try make(item)
+            }
+        }
+        #expect(
+            try engine.db.scalarInt("SELECT count(*) FROM forecast_runs WHERE location_id = $1", [.integer(again.id)])
+                == 0)
     }
 }
