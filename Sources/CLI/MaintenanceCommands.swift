@@ -329,7 +329,7 @@ enum DoctorCommand {
     /// (with `repair`, rewritten from) the stored pairs' sums; a difference also sets `problem`.
     static func sumsResult(_ store: any Store, repair: Bool, problem: inout String?) throws -> String {
         let result = try store.checkSums(repair: repair)
-        let ensembles = try ensembleSumsResult(store, problem: &problem)
+        let ensembles = try ensembleSumsResult(store, repair: repair, problem: &problem)
         let skipped =
             (result.notCheckable > 0
                 ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
@@ -349,10 +349,11 @@ enum DoctorCommand {
     }
 
     /// The ensemble part of the "verification sums" line (empty where no ensemble is stored): the kept
-    /// ensemble sums against every stored member's; a difference sets `problem` (not repaired by --repair).
-    static func ensembleSumsResult(_ store: any Store, problem: inout String?) throws -> String {
+    /// ensemble sums against every stored member's (with `repair`, the differing groups rewritten from
+    /// the members); a difference left sets `problem`.
+    static func ensembleSumsResult(_ store: any Store, repair: Bool, problem: inout String?) throws -> String {
         guard let auditable = store as? any EnsembleSumsAuditable else { return "" }
-        let result = try auditable.checkEnsembleSums()
+        let result = try auditable.checkEnsembleSums(repair: repair)
         guard result.checked + result.notCheckable > 0 else { return "" }
         let skipped =
             result.notCheckable > 0
@@ -362,8 +363,13 @@ enum DoctorCommand {
             return "; ensembles: \(result.checked) group(s) match the members" + skipped
         }
         let examples = result.differing.prefix(3).joined(separator: "; ")
+        if repair {
+            return
+                "; ensembles: repaired \(result.repaired) of \(result.checked) group(s) from the members (e.g. \(examples))"
+                + skipped
+        }
         problem =
-            "\(result.differing.count) of \(result.checked) ensemble sum group(s) differ from the stored members (e.g. \(examples)), so query verify may answer wrongly for that ensemble. Restore the database from a backup, or remove and ingest the ensemble again"
+            "\(result.differing.count) of \(result.checked) ensemble sum group(s) differ from the stored members (e.g. \(examples)), so query verify may answer wrongly for that ensemble. Run 'wxdb doctor --deep --repair' to recompute them from the members"
         return "; ensembles: DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))"
             + skipped
     }

@@ -78,59 +78,96 @@ extension PostgresEngine: EnsembleSumsKeeper {
     }
 
     static let ensembleSumColumns = EnsembleGroupSums.columnNames.joined(separator: ", ")
-    static let ensembleKeyWhere =
-        "location_id = $1 AND source = $2 AND variable = $3 AND model = $4 AND valid_from = $5 AND lead_from_h = $6"
-    static let ensembleUpsertSQL: String = {
-        let names = EnsembleGroupSums.columnNames + ["rank_counts", "events"]
-        let columns = [
-            "location_id", "source", "variable", "model", "valid_from", "valid_to", "lead_from_h", "lead_to_h"
-        ]
-        let placeholders = (1...(columns.count + names.count)).map { index in
-            index > columns.count + names.count - 2 ? "$\(index)::bytea" : "$\(index)"
-        }
-        return "INSERT INTO ensemble_summaries (" + (columns + names).joined(separator: ", ") + ") VALUES ("
-            + placeholders.joined(separator: ", ") + ") ON CONFLICT (location_id, source, variable, model, valid_from, "
-            + "lead_from_h) DO UPDATE SET "
-            + (["valid_to", "lead_to_h"] + names).map { "\($0) = excluded.\($0)" }
-            .joined(separator: ", ")
-    }()
+    /// The columns of ensemble_summaries' primary key after location_id, in the order of `keyRow`.
+    static let ensembleKeyColumns = "source, variable, model, valid_from, lead_from_h"
+    static let ensembleKeyCasts = ["::text", "::text", "::text", "::bigint", "::bigint"]
+    static let ensembleWriteColumns =
+        ["location_id", "source", "variable", "model", "valid_from", "valid_to", "lead_from_h", "lead_to_h"]
+        + EnsembleGroupSums.columnNames + ["rank_counts", "events"]
+    static let ensembleUpsertSuffix =
+        " ON CONFLICT (location_id, source, variable, model, valid_from, lead_from_h) DO UPDATE SET "
+        + ensembleWriteColumns.filter {
+            !["location_id", "source", "variable", "model", "valid_from", "lead_from_h"]
+                .contains($0)
+        }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    /// Groups per statement: one statement carries at most 65,535 parameters.
+    static let ensembleRowsPerStatement = 1000
 
-    /// Adds a fold's groups to ensemble_summaries (each group read, merged and written back, as
-    /// SQLite does, so the same additions happen in the same order); a group left with no case is removed.
-    package func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws {
+    static func keyRow(_ key: EnsembleSumsKey) -> [PostgresValue] {
+        [
+            .text(key.source), .text(key.variable), .text(key.model), .integer(key.dayStart),
+            .integer(Int64(key.leadFrom))
+        ]
+    }
+
+    /// The kept groups under these keys' primary keys: per location, one statement for up to
+    /// `ensembleRowsPerStatement` keys (not one each: a round trip per group was most of the sums' time).
+    package func keptEnsembleGroups(_ keys: [EnsembleSumsKey]) throws -> [EnsembleSumsKey: EnsembleGroupSums] {
         let names = EnsembleGroupSums.columnNames
-        for (key, change) in folder.groups {
-            let keyValues: [PostgresValue] = [
-                .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
-                .integer(key.dayStart), .integer(Int64(key.leadFrom))
-            ]
-            let stored =
-                try db.firstRow(
-                    "SELECT " + Self.ensembleSumColumns + ", rank_counts, events FROM ensemble_summaries WHERE "
-                        + Self.ensembleKeyWhere, keyValues
-                ) { row in
-                    EnsembleGroupSums(
-                        variable: key.variable, columns: names.indices.map { row.double($0) },
-                        rankBytes: Self.bytes(fromHex: row.string(names.count)),
-                        eventBytes: Self.bytes(fromHex: row.string(names.count + 1)))
+        var kept: [EnsembleSumsKey: EnsembleGroupSums] = [:]
+        for (location, keys) in Dictionary(grouping: keys, by: \.location) {
+            var byRow: [EnsembleSumsKey: [EnsembleSumsKey]] = [:]
+            for key in keys { byRow[key.storedRow, default: []].append(key) }
+            let rows = Array(byRow.keys)
+            var start = 0
+            while start < rows.count {
+                let chunk = rows[start..<min(start + Self.ensembleRowsPerStatement, rows.count)]
+                start += chunk.count
+                let sql =
+                    "SELECT " + Self.ensembleKeyColumns + ", " + Self.ensembleSumColumns
+                    + ", rank_counts, events FROM ensemble_summaries WHERE location_id = $1 AND ("
+                    + Self.ensembleKeyColumns + ") IN (VALUES "
+                    + MultiRowStatement.sql(
+                        prefix: "", suffix: ")", width: 5, rows: chunk.count, casts: Self.ensembleKeyCasts, first: 2)
+                try db.stream(sql, [.integer(location)] + chunk.flatMap(Self.keyRow)) { row in
+                    var stored = EnsembleSumsKey(
+                        location: location, source: row.string(0), variable: row.string(1), model: row.string(2),
+                        dayStart: row.int64(3), dayEnd: 0, leadFrom: Int(row.int64(4)), leadTo: 0)
+                    stored = stored.storedRow
+                    guard
+                        let sums = EnsembleGroupSums(
+                            variable: stored.variable, columns: names.indices.map { row.double(5 + $0) },
+                            rankBytes: Self.bytes(fromHex: row.string(5 + names.count)),
+                            eventBytes: Self.bytes(fromHex: row.string(6 + names.count)))
+                    else { return }
+                    for key in byRow[stored] ?? [] { kept[key] = sums }
                 }
-            // A row whose bytes do not fit the layout is rewritten from the change alone, as SQLite does.
-            var group = (stored ?? nil) ?? EnsembleGroupSums(variable: key.variable)
-            group.merge(change)
-            if group.isEmpty {
-                try db.run("DELETE FROM ensemble_summaries WHERE " + Self.ensembleKeyWhere, keyValues)
-                continue
             }
-            let values: [PostgresValue] =
-                [
-                    .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
-                    .integer(key.dayStart), .integer(key.dayEnd), .integer(Int64(key.leadFrom)),
-                    .integer(Int64(key.leadTo))
-                ]
-                + group.columns.enumerated().map { i, v in
-                    EnsembleGroupSums.countColumns.contains(i) ? .integer(Int64(v.rounded())) : .real(v)
-                } + [.text(Self.hex(group.rankBytes)), .text(Self.hex(group.eventBytes))]
-            try db.run(Self.ensembleUpsertSQL, values)
+        }
+        return kept
+    }
+
+    /// Writes each group in place of its row: per location, the emptied rows removed in one
+    /// statement, then the rest in multi-row upserts (the removals first, so an emptied row and a
+    /// new one of the same primary key both take effect).
+    package func writeEnsembleGroups(_ groups: [(key: EnsembleSumsKey, sums: EnsembleGroupSums)]) throws {
+        for (location, groups) in Dictionary(grouping: groups, by: { $0.key.location }).sorted(by: { $0.key < $1.key })
+        {
+            var removed = MultiRowStatement(
+                "DELETE FROM ensemble_summaries WHERE location_id = $1 AND (" + Self.ensembleKeyColumns
+                    + ") IN (VALUES ",
+                width: 5, suffix: ")", rowsPerStatement: Self.ensembleRowsPerStatement, casts: Self.ensembleKeyCasts,
+                leading: [.integer(location)])
+            for (key, group) in groups where group.isEmpty { try removed.append(Self.keyRow(key), db) }
+            try removed.flush(db)
+            let columns = Self.ensembleWriteColumns
+            var upserts = MultiRowStatement(
+                "INSERT INTO ensemble_summaries (" + columns.joined(separator: ", ") + ") VALUES ",
+                width: columns.count, suffix: Self.ensembleUpsertSuffix,
+                rowsPerStatement: Self.ensembleRowsPerStatement,
+                casts: columns.map { $0 == "rank_counts" || $0 == "events" ? "::bytea" : "" })
+            for (key, group) in groups where !group.isEmpty {
+                try upserts.append(
+                    [
+                        .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
+                        .integer(key.dayStart), .integer(key.dayEnd), .integer(Int64(key.leadFrom)),
+                        .integer(Int64(key.leadTo))
+                    ]
+                        + group.columns.enumerated().map { i, v in
+                            EnsembleGroupSums.countColumns.contains(i) ? .integer(Int64(v.rounded())) : .real(v)
+                        } + [.text(Self.hex(group.rankBytes)), .text(Self.hex(group.eventBytes))], db)
+            }
+            try upserts.flush(db)
         }
     }
 
@@ -163,6 +200,19 @@ extension PostgresEngine: EnsembleSumsKeeper {
 }
 
 extension PostgresEngine: EnsembleSumsAuditable {
+    /// One transaction: a read-only REPEATABLE READ snapshot, or to repair one that writes, each
+    /// location under its advisory lock.
+    package func ensembleAudit<T>(repair: Bool, _ body: () throws -> T) throws -> T {
+        try db.transaction {
+            if !repair { _ = try db.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY") }
+            return try body()
+        }
+    }
+
+    package func lockForEnsembleRepair(location: Int64) throws {
+        try db.lockForTransaction(Self.lockKey(location))
+    }
+
     package func ensembleLocations() throws -> [Int64] {
         try db.rows("SELECT DISTINCT location_id FROM ensemble_runs ORDER BY location_id") { $0.int64(0) }
     }

@@ -92,11 +92,14 @@ package struct EnsembleRunWindow {
     }
 
     /// The run's hours within `[from, through]`: the first one's index and time and how many; nil if none.
+    /// Only the run's own hours count: an observation between two of them (a `current` block at
+    /// 22:15) is no case of the run, as a deterministic forecast pairs only at its exact valid time.
     package func hours(from: Int64, through: Int64) -> (start: Int, first: Int64, count: Int)? {
-        let first = max(from, firstValidTime)
-        let last = min(through, lastValidTime)
-        guard first <= last else { return nil }
-        return (Int((first - firstValidTime) / 3600), first, Int((last - first) / 3600) + 1)
+        guard from <= lastValidTime, through >= firstValidTime else { return nil }
+        let start = from <= firstValidTime ? 0 : Int((from - firstValidTime + 3599) / 3600)
+        let end = through >= lastValidTime ? hourCount - 1 : Int((through - firstValidTime) / 3600)
+        guard start <= end else { return nil }
+        return (start, firstValidTime + Int64(start) * 3600, end - start + 1)
     }
 
     /// One variable's members at the run's hours within `[from, through]`, from its whole stored blob
@@ -185,8 +188,12 @@ package protocol EnsembleSumsKeeper: AnyObject {
     func ensembleObservationsBySource(location: Int64, from: Int64, to: Int64) throws -> [String: [Int64: [Double]]]
     /// The location's time zone (its days key the groups).
     func locationTimezone(_ location: Int64) throws -> String
-    /// Adds a fold's groups to the kept sums; a group left with no case is removed.
-    func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws
+    /// The kept groups stored under these keys' primary keys (location, source, variable, model, day
+    /// start, lead from), by the key asked for; a key with no row, or a row whose bytes do not fit the
+    /// layout, is absent.
+    func keptEnsembleGroups(_ keys: [EnsembleSumsKey]) throws -> [EnsembleSumsKey: EnsembleGroupSums]
+    /// Writes each group as it is, in place of what is kept under its key; an empty group's row is removed.
+    func writeEnsembleGroups(_ groups: [(key: EnsembleSumsKey, sums: EnsembleGroupSums)]) throws
 }
 
 extension EnsembleSumsKeeper {
@@ -236,6 +243,25 @@ extension EnsembleSumsKeeper {
         }
     }
 
+    /// Adds a fold's groups to the kept sums: each group read, merged and written back (so the same
+    /// additions happen in the same order on every engine); a group left with no case is removed,
+    /// and a row whose bytes do not fit is rewritten from the change alone.
+    package func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws {
+        guard !folder.groups.isEmpty else { return }
+        let keys = folder.groups.keys.sorted(by: EnsembleSumsKey.storedOrder)
+        let kept = try keptEnsembleGroups(keys)
+        // Two keys of one stored row (days of two zones that start together, after a zone change)
+        // merge into it one after the other, in key order.
+        var written: [EnsembleSumsKey: (key: EnsembleSumsKey, sums: EnsembleGroupSums)] = [:]
+        for key in keys {
+            let row = key.storedRow
+            var group = written[row]?.sums ?? kept[key] ?? EnsembleGroupSums(variable: key.variable)
+            group.merge(folder.groups[key]!)
+            written[row] = (key, group)
+        }
+        try writeEnsembleGroups(written.values.sorted { EnsembleSumsKey.storedOrder($0.key, $1.key) })
+    }
+
     /// Adds the cases of a newly stored ensemble run (every source's observations at its hours).
     package func addEnsembleRunSums(_ run: EnsembleRunWindow) throws {
         let slices = try ensembleSlices(run, from: .min, through: .max)
@@ -253,22 +279,54 @@ extension EnsembleSumsKeeper {
     }
 }
 
-/// What an engine gives for `doctor --deep` to check its kept ensemble sums against the members.
+extension EnsembleSumsKey {
+    /// The stored row's primary key (location, source, variable, model, day start, lead from): the key
+    /// with its day's and lead bucket's ends left out.
+    package var storedRow: EnsembleSumsKey {
+        var row = self
+        row.dayEnd = 0
+        row.leadTo = 0
+        return row
+    }
+
+    /// The order groups are written and listed in: model, source, variable, day, lead.
+    package static func storedOrder(_ a: EnsembleSumsKey, _ b: EnsembleSumsKey) -> Bool {
+        if (a.location, a.model, a.source, a.variable) != (b.location, b.model, b.source, b.variable) {
+            return (a.location, a.model, a.source, a.variable) < (b.location, b.model, b.source, b.variable)
+        }
+        return (a.dayStart, a.leadFrom, a.dayEnd) < (b.dayStart, b.leadFrom, b.dayEnd)
+    }
+}
+
+/// What an engine gives for `doctor --deep` to check its kept ensemble sums against the members
+/// (and with `--repair` to rewrite them).
 package protocol EnsembleSumsAuditable: EnsembleSumsKeeper {
     /// The locations that have ensemble runs, by id.
     func ensembleLocations() throws -> [Int64]
     /// Every kept ensemble group of a location.
     func storedEnsembleGroups(location: Int64) throws -> [EnsembleSumsKey: EnsembleGroupSums]
+    /// Runs the whole check in one transaction: a read-only snapshot, or with `repair` one that
+    /// writes, in which no other write can change the members or the sums meanwhile.
+    func ensembleAudit<T>(repair: Bool, _ body: () throws -> T) throws -> T
+    /// Inside a repairing `ensembleAudit`, holds the location against other writers until it ends
+    /// (before the location is read).
+    func lockForEnsembleRepair(location: Int64) throws
 }
 
 extension EnsembleSumsAuditable {
     /// The kept ensemble sums compared with the sums of every stored member folded afresh (each
     /// count exactly, each sum to 1e-9 of its size: the kept sums were added and taken away write by
     /// write, in another order). A location and model with a pruned run is not checkable: its cases
-    /// live only in the sums.
-    package func checkEnsembleSums() throws -> SumsCheck {
+    /// live only in the sums. With `repair`, each differing group of a checkable model is rewritten
+    /// from the members (removed where the members have no case), in one transaction.
+    package func checkEnsembleSums(repair: Bool = false) throws -> SumsCheck {
+        try ensembleAudit(repair: repair) { try auditEnsembleSums(repair: repair) }
+    }
+
+    private func auditEnsembleSums(repair: Bool) throws -> SumsCheck {
         var check = SumsCheck()
         for location in try ensembleLocations() {
+            if repair { try lockForEnsembleRepair(location: location) }
             let stored = try storedEnsembleGroups(location: location)
             var folder = EnsembleSumsFolder(location: location, timezone: try locationTimezone(location))
             var pruned: Set<String> = []
@@ -280,11 +338,8 @@ extension EnsembleSumsAuditable {
             let keys = Set(stored.keys).union(folder.groups.keys).filter {
                 stored[$0].map { !$0.isEmpty } ?? false || folder.groups[$0].map { !$0.isEmpty } ?? false
             }
-            for key in keys.sorted(by: {
-                ($0.model, $0.source, $0.variable, $0.dayStart, $0.leadFrom) < (
-                    $1.model, $1.source, $1.variable, $1.dayStart, $1.leadFrom
-                )
-            }) {
+            var rewritten: [(key: EnsembleSumsKey, sums: EnsembleGroupSums)] = []
+            for key in keys.sorted(by: EnsembleSumsKey.storedOrder) {
                 if pruned.contains(key.model) {
                     check.notCheckable += 1
                     continue
@@ -295,7 +350,12 @@ extension EnsembleSumsAuditable {
                     check.differing.append(
                         "ensemble \(key.model) \(key.source) \(key.variable) location \(location) day from "
                             + "\(UTCTime.format(key.dayStart)) lead \(key.leadFrom)–\(key.leadTo) h")
+                    rewritten.append((key, folder.groups[key] ?? empty))
                 }
+            }
+            if repair, !rewritten.isEmpty {
+                try writeEnsembleGroups(rewritten)
+                check.repaired += rewritten.count
             }
         }
         return check

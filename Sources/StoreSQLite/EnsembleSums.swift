@@ -139,14 +139,41 @@ extension SQLiteStore: EnsembleSumsKeeper {
 
     static let ensembleSumColumns = EnsembleGroupSums.columnNames.joined(separator: ", ")
 
-    /// Adds a fold's groups to ensemble_summaries; a group left with no case is removed.
-    package func applyEnsembleSums(_ folder: EnsembleSumsFolder) throws {
+    /// The kept groups under these keys' primary keys, one seek each.
+    package func keptEnsembleGroups(_ keys: [EnsembleSumsKey]) throws -> [EnsembleSumsKey: EnsembleGroupSums] {
         let read = try db.cachedStatement(
             "SELECT " + Self.ensembleSumColumns + """
                 , rank_counts, events FROM ensemble_summaries
                 WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND model = ?4 AND valid_from = ?5
                   AND lead_from_h = ?6
                 """)
+        let names = EnsembleGroupSums.columnNames
+        var kept: [EnsembleSumsKey: EnsembleGroupSums] = [:]
+        for key in keys {
+            try read.bind(Self.ensembleKeyValues(key))
+            defer { read.reset() }
+            guard let row = try read.step() else { continue }
+            func bytes(_ i: Int) -> [UInt8] {
+                if case .blob(let b) = row.value(i) { return b }
+                return []
+            }
+            kept[key] = EnsembleGroupSums(
+                variable: key.variable, columns: names.indices.map { row.double($0) }, rankBytes: bytes(names.count),
+                eventBytes: bytes(names.count + 1))
+        }
+        return kept
+    }
+
+    static func ensembleKeyValues(_ key: EnsembleSumsKey) -> [SQLValue] {
+        [
+            .integer(key.location), .text(key.source), .text(key.variable), .text(key.model), .integer(key.dayStart),
+            .integer(Int64(key.leadFrom))
+        ]
+    }
+
+    /// Writes each group in place of its row (removed first where empty, so an emptied row and a new
+    /// one of the same primary key both take effect).
+    package func writeEnsembleGroups(_ groups: [(key: EnsembleSumsKey, sums: EnsembleGroupSums)]) throws {
         let names = EnsembleGroupSums.columnNames
         let write = try db.cachedStatement(
             """
@@ -159,31 +186,11 @@ extension SQLiteStore: EnsembleSumsKeeper {
             DELETE FROM ensemble_summaries WHERE location_id = ?1 AND source = ?2 AND variable = ?3 AND model = ?4
               AND valid_from = ?5 AND lead_from_h = ?6
             """)
-        for (key, change) in folder.groups {
-            let keyValues: [SQLValue] = [
-                .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
-                .integer(key.dayStart), .integer(Int64(key.leadFrom))
-            ]
-            try read.bind(keyValues)
-            var group = EnsembleGroupSums(variable: key.variable)
-            if let row = try read.step() {
-                let columns = names.indices.map { row.double($0) }
-                func bytes(_ i: Int) -> [UInt8] {
-                    if case .blob(let b) = row.value(i) { return b }
-                    return []
-                }
-                group =
-                    EnsembleGroupSums(
-                        variable: key.variable, columns: columns, rankBytes: bytes(names.count),
-                        eventBytes: bytes(names.count + 1)) ?? group
-            }
-            read.reset()
-            group.merge(change)
-            if group.isEmpty {
-                try remove.bind(keyValues)
-                try remove.runToCompletion()
-                continue
-            }
+        for (key, group) in groups where group.isEmpty {
+            try remove.bind(Self.ensembleKeyValues(key))
+            try remove.runToCompletion()
+        }
+        for (key, group) in groups where !group.isEmpty {
             let values: [SQLValue] =
                 [
                     .integer(key.location), .text(key.source), .text(key.variable), .text(key.model),
@@ -254,6 +261,14 @@ extension SQLiteStore: EnsembleSumsKeeper {
 }
 
 extension SQLiteStore: EnsembleSumsAuditable {
+    /// One transaction: deferred to read, immediate (no other writer) to repair.
+    package func ensembleAudit<T>(repair: Bool, _ body: () throws -> T) throws -> T {
+        try db.transaction(repair ? .immediate : .deferred, body)
+    }
+
+    /// Nothing more to hold: the immediate transaction keeps every other writer out.
+    package func lockForEnsembleRepair(location: Int64) throws {}
+
     /// The locations with ensemble runs (none while the sums of older runs are still to be added).
     package func ensembleLocations() throws -> [Int64] {
         guard (try db.scalarInt("SELECT count(*) FROM ensemble_sums_pending") ?? 0) == 0 else { return [] }

@@ -99,7 +99,7 @@ struct EnsembleEnginesTests {
     }
 
     @Test(
-        "doctor --deep checks the kept ensemble sums against the members and finds a damaged one; stats counts them",
+        "doctor --deep checks the kept ensemble sums against the members and finds damaged ones, --repair restores them; stats counts them",
         arguments: StoreEngine.all)
     func doctorAndStats(engine: StoreEngine) async throws {
         let (server, box) = try await EnsembleExportReportTests().setUp(engine: engine)
@@ -114,14 +114,40 @@ struct EnsembleEnginesTests {
         for table in ["ensemble_runs", "ensemble_values", "ensemble_summaries"] {
             #expect(stats.stdout.contains("\"\(table)\""), "\(table) not in stats: \(stats.stdout)")
         }
-        let damage = "UPDATE ensemble_summaries SET sum_under = sum_under + 1 WHERE variable = 'temperature_2m'"
-        switch engine {
-        case .sqlite: try SQLiteBackdoor(box.db).db.run(damage)
-        case .postgres: _ = try PostgresConnection(conninfo: try #require(box.environment["WXDB_DB"])).run(damage)
+        // What the kept sums answer, before they are damaged and after they are repaired.
+        let reads = [
+            ["query", "ensemble", "--location", "Bern", "--format", "json"],
+            ["query", "ensemble", "--location", "Bern", "--show", "ranks", "--format", "csv"],
+            ["query", "verify", "--location", "Bern", "--model", "icon_d2_eps", "--format", "json"]
+        ]
+        var before: [String] = []
+        for read in reads { before.append((await box.run(read)).stdout) }
+        // A changed sum in every temperature group, and the first lead bucket's groups gone.
+        for damage in [
+            "UPDATE ensemble_summaries SET sum_under = sum_under + 1 WHERE variable = 'temperature_2m'",
+            "DELETE FROM ensemble_summaries WHERE lead_from_h = 0"
+        ] {
+            switch engine {
+            case .sqlite: try SQLiteBackdoor(box.db).db.run(damage)
+            case .postgres: _ = try PostgresConnection(conninfo: try #require(box.environment["WXDB_DB"])).run(damage)
+            }
         }
         let bad = await box.run("doctor", "--deep")
         #expect(bad.code == 1)
         #expect(bad.stderrText.contains("ensemble sum group(s) differ from the stored members"), "\(bad.stderrText)")
+        #expect(bad.stderrText.contains("wxdb doctor --deep --repair"), "\(bad.stderrText)")
+        #expect((await box.run(reads[0])).stdout != before[0], "the damage shows in what query ensemble prints")
+        let repair = await box.run("doctor", "--deep", "--repair")
+        #expect(repair.code == 0, "\(repair.stdout)\(repair.stderrText)")
+        #expect(
+            repair.stdout.contains(#/ensembles: repaired [1-9][0-9]* of [1-9][0-9]* group\(s\) from the members/#),
+            "\(repair.stdout)")
+        let again = await box.run("doctor", "--deep")
+        #expect(again.code == 0, "\(again.stdout)\(again.stderrText)")
+        #expect(again.stdout.contains(#/ensembles: [1-9][0-9]* group\(s\) match the members/#), "\(again.stdout)")
+        for (read, printed) in zip(reads, before) {
+            #expect((await box.run(read)).stdout == printed, "\(read.joined(separator: " ")) after the repair")
+        }
     }
 
     /// The scores come from the kept sums, so a copy without ensemble_summaries scored nothing.

@@ -70,6 +70,39 @@ struct PostgresWriteBatchTests {
         #expect(diff.isEmpty, "\(diff.count) differ: \(diff.prefix(12))")
     }
 
+    @Test("an ensemble run's sums groups, and an observation write's changes to them, go in one statement each")
+    func ensembleSumsFewStatements() throws {
+        let (engine, _) = try freshEngine()
+        try countInsertStatements(engine, on: ["ensemble_summaries"])
+        let bern = try engine.addLocation(
+            name: "Bern", latitude: 46.95, longitude: 7.45, elevation: nil, timezone: "Europe/Zurich",
+            models: ["icon_d2_eps"], now: 0)
+        let truth = try syntheticResponse(models: ["era5"], start: t0 - 24 * hour, hours: 96, seed: 3, current: t0)
+        _ = try engine.saveObservations(
+            truth.models[0], through: .max, locationID: bern.id, source: "era5", recordedAt: t0)
+        // 20 members over 48 hours from the issue time on, every 3rd hour of one member missing.
+        let times = (0..<48).map { t0 + Int64($0) * hour }
+        let values: [[[Double]]?] = EnsembleModels.variables.indices.map { v in
+            (0..<20).map { m in
+                times.indices.map { h in m == 3 && h % 3 == 0 ? .nan : Double(v) + sin(Double(h) / 7 + Double(m)) * 2 }
+            }
+        }
+        let run = EnsembleForecast(model: "icon_d2_eps", hourlyTimes: times, values: values)
+        let outcome = try engine.storeEnsemble(
+            run, grid: (46.95, 7.45, nil), for: bern, issuedAt: t0, fetchedAt: t0 + hour)
+        #expect(outcome == .stored(runID: 1))
+        let groups = try engine.db.scalarInt("SELECT count(*) FROM ensemble_summaries") ?? 0
+        #expect(groups > 10, "too few groups to count: \(groups)")
+        #expect(try insertStatements(engine, "ensemble_summaries") == 1, "\(groups) groups")
+        // A correction of 20 era5 hours re-pairs the members there: their groups change together.
+        let corrected = try syntheticResponse(models: ["era5"], start: t0 + 10 * hour, hours: 20, seed: 4, current: t0)
+        _ = try engine.upsertObservations(
+            corrected.models[0], through: .max, locationID: bern.id, source: "era5", recordedAt: t0 + 2 * hour)
+        #expect(try insertStatements(engine, "ensemble_summaries") == 1)
+        let check = try engine.checkEnsembleSums()
+        #expect(check.checked > 10 && check.differing.isEmpty, "\(check)")
+    }
+
     @Test("a new run's content hash goes in the statement that stores the run, not one of its own")
     func hashWithRun() throws {
         let (engine, _) = try freshEngine()

@@ -225,6 +225,29 @@ struct EnsembleSumsTests {
             })
     }
 
+    @Test(
+        "an observation between two of a run's hours (a current block at :15) is no case of it: the kept sums stay as the members'",
+        arguments: StoreEngine.all)
+    func offTheHour(engine: StoreEngine) throws {
+        let history = try EnsembleHistory("ensemble-off-hour", engine: engine)
+        defer { history.remove() }
+        var random = GaussianRandom(seed: 7)
+        for hour in 0..<24 { try history.observe(EnsembleHistory.start + Int64(hour) * 3600, source: "current") }
+        try history.storeRun(0, random: &random)
+        func kept() throws -> [[Double]] {
+            try history.keptGroups(history.temperature, source: "current").map {
+                [Double($0.dayStart), Double($0.bucket.from)] + $0.sums.columns
+            }
+        }
+        let before = try kept()
+        #expect(!before.isEmpty)
+        // 28 h 15 min after the issue time: inside the run's 24–48 h bucket, on none of its hours.
+        try history.observe(EnsembleHistory.start + 28 * 3600 + 900, source: "current")
+        #expect(try kept() == before)
+        let audited = try #require(history.store as? any EnsembleSumsAuditable).checkEnsembleSums()
+        #expect(audited.differing.isEmpty && audited.checked > 0, "\(audited)")
+    }
+
     @Test("prune deletes old runs' members and keeps their scores", arguments: StoreEngine.all)
     func pruneKeepsScores(engine: StoreEngine) throws {
         let history = try EnsembleHistory("ensemble-prune", engine: engine)
