@@ -47,7 +47,9 @@ public protocol Store: EnsembleStore {
     /// Stores one fetched response: a new run per model, or a repeat of a run already stored.
     func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome]
     /// Stores many responses in one write (all or none), made one chunk at a time by `make`;
-    /// `stored` hears about each as it is stored.
+    /// `stored` hears about each as it is stored. `make` is called in the items' order, one call
+    /// at a time, but an engine may call it on another thread while it stores the chunk before
+    /// (PostgreSQL does), so it must not use the store.
     func storeAll<Item>(
         _ items: [Item], for location: Location,
         make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
