@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WxStore
 import WxStoreSQLite
@@ -86,8 +87,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
 }
 
 @Suite struct ReportCommandTests {
-    @Test func thePageHasEverySectionAndChart() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func thePageHasEverySectionAndChart(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, models: ["best_match", "gfs_seamless"])
         let result = await sandbox.run("report", "--location", "Testville")
         #expect(result.code == 0, "\(result.stderrText)")
@@ -111,8 +113,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         expectSelfContained(html)
     }
 
-    @Test func theScoreTableIsVerifysJSON() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func theScoreTableIsVerifysJSON(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, models: ["best_match", "gfs_seamless"])
         let html = await sandbox.run("report", "--location", "Testville", "--units", "imperial").stdout
         for variable in ["temperature_2m", "precipitation", "wind_speed_10m"] {
@@ -138,8 +141,10 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
 
     /// Issue 27 point 7: with two models, the score and precipitation sections give each model its own
     /// headline, n and table (a pool of both is neither model's), in the location's model order.
-    @Test func twoModelsGetTheirOwnScoresAndPrecipitation() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func twoModelsGetTheirOwnScoresAndPrecipitation(engine: StoreEngine) async throws
+    {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         defer { sandbox.remove() }
         let models = ["best_match", "gfs_seamless"]
         try reportHistory(sandbox, models: models)
@@ -195,8 +200,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         }
     }
 
-    @Test func aHostileLocationNameIsEscaped() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func aHostileLocationNameIsEscaped(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         let name = "<script>alert(\"x\")</script><img src=x onerror=alert(1)> & 'q'"
         try reportHistory(sandbox, name: name, days: 2)
         let result = await sandbox.run("report", "--location", name)
@@ -258,8 +264,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         #expect(refused.code == 1)
     }
 
-    @Test func optionsAreChecked() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func optionsAreChecked(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, days: 1)
         for (arguments, message) in [
             (["--lead", "500"], "--lead must be a number of hours from 0 to 384"),
@@ -275,8 +282,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
 }
 
 @Suite struct ReportAwkwardDataTests {
-    @Test func runsWithoutObservationsSayWhatIsMissing() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func runsWithoutObservationsSayWhatIsMissing(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, days: 2, observed: false)
         let result = await sandbox.run("report", "--location", "Testville")
         #expect(result.code == 0, "\(result.stderrText)")
@@ -289,8 +297,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         expectSelfContained(html)
     }
 
-    @Test func allNullPrecipitationSaysSo() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func allNullPrecipitationSaysSo(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, days: 2, precipitation: false)
         let result = await sandbox.run("report", "--location", "Testville")
         #expect(result.code == 0, "\(result.stderrText)")
@@ -301,8 +310,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         #expect(html.contains("data-variable=\"temperature_2m\""))
     }
 
-    @Test func aSingleDayAndOneModelRender() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func aSingleDayAndOneModelRender(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, days: 1, every: 24, horizon: 24)
         let result = await sandbox.run("report", "--location", "Testville", "--lead", "6")
         #expect(result.code == 0, "\(result.stderrText)")
@@ -311,8 +321,11 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
         expectSelfContained(result.stdout)
     }
 
-    @Test func aCategoryAndAProbabilityGetSentencesWhereTheyCannotBeDrawn() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func aCategoryAndAProbabilityGetSentencesWhereTheyCannotBeDrawn(
+        engine: StoreEngine
+    ) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         try reportHistory(sandbox, days: 2)
         let result = await sandbox.run(
             "report", "--location", "Testville", "--var", "weather_code,precipitation_probability")
@@ -326,8 +339,9 @@ private func expectSelfContained(_ html: String, sourceLocation: SourceLocation 
     }
 
     /// Issue 27: a page of seven sections each saying "nothing stored" was one error in disguise.
-    @Test func aLocationWithNothingStoredIsOneError() async throws {
-        let sandbox = Sandbox()
+    @Test(arguments: StoreEngine.all) func aLocationWithNothingStoredIsOneError(engine: StoreEngine) async throws {
+        let sandbox = try Sandbox(engine: engine)
+        defer { sandbox.remove() }
         _ = try HistoryBuilder(db: sandbox.db, name: "Empty")
         let file = sandbox.folder.appendingPathComponent("empty.html").path
         let result = await sandbox.run("report", "--location", "Empty", "--output", file)
