@@ -148,8 +148,13 @@ public final class PostgresConnection {
     /// fraction of a second of commits; never half a transaction, never a corrupt database). A value
     /// set anywhere (postgresql.conf, the server's command line, `ALTER DATABASE`/`ALTER ROLE … SET`,
     /// `options=-csynchronous_commit=on` in the connection string or `PGOPTIONS`) is kept as it is.
+    /// `extra_float_digits`: at least 1, so float4 values print as their shortest exact text (the
+    /// views of the store's float4 tables read a value back from that text; a server or role set
+    /// lower would print 6 digits). Both in one round trip, on every connect and reconnect.
     static let sessionSettingsSQL =
-        "SELECT CASE WHEN source = 'default' THEN set_config('synchronous_commit', 'off', false) ELSE setting END"
+        "SELECT CASE WHEN source = 'default' THEN set_config('synchronous_commit', 'off', false) ELSE setting END,"
+        + " CASE WHEN current_setting('extra_float_digits')::int < 1"
+        + " THEN set_config('extra_float_digits', '1', false) END"
         + " FROM pg_settings WHERE name = 'synchronous_commit'"
 
     private func applySessionSettings() throws {

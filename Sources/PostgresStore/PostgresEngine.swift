@@ -22,11 +22,7 @@ public final class PostgresEngine {
     /// what is pending.
     public init(conninfo: String, migrate: Bool = true, now: Int64) throws {
         db = try PostgresConnection(conninfo: conninfo)
-        // The views of migration 0006 read a float4 value as the double of its shortest text, which
-        // float4out prints only at extra_float_digits >= 1 (PostgreSQL's default since 12; a server
-        // or role set lower would print 6 digits): at least 1 for this session.
-        try db.execute(
-            "SELECT set_config('extra_float_digits', '1', false) WHERE current_setting('extra_float_digits')::int < 1")
+        // The session's extra_float_digits, which the float4 views need, is set by PostgresConnection.
         if migrate {
             let outcome = try PostgresSchema.migrate(db, now: now)
             migration = outcome.applied.isEmpty ? nil : outcome

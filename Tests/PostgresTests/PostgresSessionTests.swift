@@ -70,6 +70,32 @@ struct PostgresSessionTests {
         for _ in 0..<3 { #expect(try engine.locations().isEmpty) }
     }
 
+    @Test("float4 values print exactly in wxdb's sessions even where the database sets extra_float_digits to 0")
+    func floatDigitsKeptExact() throws {
+        let server = try PostgresServer.shared()
+        let name = try server.createDatabase("digits")
+        let admin = try PostgresConnection(conninfo: server.conninfo(database: name))
+        try admin.execute("ALTER DATABASE \(name) SET extra_float_digits = 0")
+        let engine = try PostgresEngine(conninfo: server.conninfo(database: name), now: 1_700_000_000)
+        // At 0, float4 21.37 would print as 21.37 too, but 1013.257 as 1013.26: the view's value would change.
+        let probe = "SELECT 1013.257::real::text"
+        #expect(try engine.db.scalarText(probe) == "1013.257")
+        #expect(
+            try admin.firstRow("SELECT pg_terminate_backend($1, 10000)", [.integer(Int64(engine.db.backendPID))]) {
+                $0.bool(0)
+            } == true)
+        #expect(try engine.db.transaction { try engine.db.scalarText(probe) } == "1013.257")
+        #expect(engine.db.reconnects == 1)
+        // The database's own setting is 0 (a session's default), and at 0 the probe prints 6 digits.
+        let fresh = try PostgresConnection(conninfo: server.conninfo(database: name))
+        #expect(try fresh.scalarText("SELECT reset_val FROM pg_settings WHERE name = 'extra_float_digits'") == "0")
+        #expect(
+            try fresh.transaction { () throws -> String? in
+                try fresh.run("SET LOCAL extra_float_digits = 0")
+                return try fresh.scalarText(probe)
+            } == "1013.26")
+    }
+
     @Test("the statements a stored run repeats are prepared once per session, not parsed and planned each time")
     func preparedOnce() throws {
         let (engine, _) = try freshEngine()
