@@ -247,7 +247,9 @@ public struct DailyDifference: Sendable, Equatable {
 /// (fixed-smoothing), which keeps the size near nominal at 50–120 days where Newey–West with
 /// normal critical values does not. K comes from the data: an AR(1) fit to the days (bias-corrected
 /// for the short series) sets it so the estimate's leading bias stays near 10%, fewer cosines the
-/// longer the errors persist, between 4 and half the span.
+/// longer the errors persist, between 4 and half the span; the variance is then divided by the share
+/// of it those K cosines catch under that AR(1) (``captured(span:days:cosines:autocorrelation:)``),
+/// which a short record of persistent errors needs even at 4 cosines.
 public struct DailyDifferenceTest: Sendable, Equatable {
     /// Days with matched hours, and the calendar span from the first to the last.
     public var days: Int
