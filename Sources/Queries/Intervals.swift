@@ -52,19 +52,6 @@ public enum IntervalScore: String, CaseIterable, Sendable {
     }
 }
 
-extension IntervalScore {
-    /// A scale on which the score's spread depends little on the score itself: the log of a positive
-    /// spread (MAE, RMSE, error SD: a record of calm days has both a small RMSE and a small spread of
-    /// it) and Fisher's z of a correlation; nil (the score's own scale) for the rest.
-    var stabilising: (forward: (Double) -> Double, back: (Double) -> Double, slope: (Double) -> Double)? {
-        switch self {
-        case .mae, .rmse, .errorSD: return (forward: { log($0) }, back: { exp($0) }, slope: { 1 / $0 })
-        case .correlation: return (forward: { atanh($0) }, back: { tanh($0) }, slope: { 1 / (1 - $0 * $0) })
-        default: return nil
-        }
-    }
-}
-
 /// The intervals of one group's scores, and how they were made.
 public struct ScoreIntervals: Sendable, Equatable {
     public var confidence: Double
@@ -100,85 +87,76 @@ public enum DayBootstrap {
     /// The intervals of the scores of `days` (day start instants and their sums, in any order);
     /// nil below `minimumDays`. The same input and seed give the same intervals. `adjusted: false`
     /// keeps the plain percentiles, `widened: false` leaves out the t/z widening (both off: what an
-    /// independent resampling's percentile interval is checked against); `studentized: true` gives the
-    /// bootstrap-t on the scores' stabilising scales instead (measured against verify's method in the
-    /// Monte Carlo of the tests, and not better there).
+    /// independent resampling's percentile interval is checked against).
     public static func intervals(
         days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int = defaultResamples,
-        blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, studentized: Bool = false,
-        seed: UInt64
+        blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, seed: UInt64
     ) -> ScoreIntervals? {
-        var method = Method()
-        method.studentized = studentized
-        method.stabilised = studentized
-        return intervals(
-            days: input, confidence: confidence, resamples: resamples, blockLength: fixed, adjusted: adjusted,
-            widened: widened, seed: seed, method: method)
-    }
-
-    /// The choices the Monte Carlo of the tests compares; `Method()` is what `query verify` uses.
-    struct Method: Sendable {
-        enum Rule: Sendable {
-            /// The shortest blocks keeping `share` of an AR(1) fit's long-run variance.
-            case keep(share: Double)
-            /// Politis and White (2004) with Patton, Politis and White's (2009) correction.
-            case politisWhite
+        guard
+            let resampled = percentiles(
+                days: input, confidence: confidence, resamples: resamples, blockLength: fixed, adjusted: adjusted,
+                seed: seed)
+        else { return nil }
+        let widen =
+            widened ? widening(days: resampled.days, blockLength: resampled.blockLength, confidence: confidence) : 1
+        var out: [IntervalScore: ScoreInterval] = [:]
+        for (score, p) in resampled.scores {
+            out[score] = bracket(
+                score, estimate: p.estimate, low: p.estimate - (p.estimate - p.low) * widen,
+                high: p.estimate + (p.high - p.estimate) * widen)
         }
-        var rule = Rule.keep(share: 0.9)
-        /// The t widening's degrees of freedom: days / (2L) (pairs of blocks), or days / L − 1.
-        var pairsOfBlocks = true
-        /// The studentized bootstrap (bootstrap-t) instead of widened BCa percentiles: each resample's
-        /// score over its own block standard error (``DayTable/resample(_:blockLength:seed:influence:_:)``).
-        var studentized = false
-        /// Widen (or studentize) on the score's ``IntervalScore/stabilising`` scale.
-        var stabilised = false
+        return ScoreIntervals(
+            confidence: confidence, days: resampled.days, blockLength: resampled.blockLength, resamples: resamples,
+            scores: out)
     }
 
-    static func intervals(
-        days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int,
-        blockLength fixed: Double?, adjusted: Bool, widened: Bool, seed: UInt64, method: Method
-    ) -> ScoreIntervals? {
+    /// t(ν)/z for ν = days / (2 × block length), at least 2: as many degrees of freedom as independent
+    /// pairs of blocks.
+    static func widening(days: Int, blockLength: Double, confidence: Double) -> Double {
+        let tail = (1 - confidence) / 2
+        let degrees = max(2, Double(days) / (2 * blockLength))
+        return StudentT.quantile(1 - tail, degrees: degrees) / normalQuantile(1 - tail)
+    }
+
+    /// An interval's ends kept to the score's possible values and around its estimate: BCa's levels can
+    /// move both ends past a strongly biased estimate; the printed "1.31 (1.18–1.45)" always brackets
+    /// its score.
+    static func bracket(_ score: IntervalScore, estimate: Double, low: Double, high: Double) -> ScoreInterval {
+        let possible = score.possible
+        return ScoreInterval(
+            low: max(possible.lowerBound, min(estimate, low)), high: min(possible.upperBound, max(estimate, high)))
+    }
+
+    /// One score's bootstrap interval before any widening: its estimate and the percentiles (BCa's
+    /// levels where `adjusted`).
+    struct Percentiles: Sendable {
+        var estimate: Double
+        var low: Double
+        var high: Double
+    }
+
+    /// The resampled percentile intervals of `days`' scores, in `IntervalScore` order, with the days
+    /// and the mean block length used (`fixed`, else ``blockLength(days:share:)``'s); nil below
+    /// `minimumDays`.
+    static func percentiles(
+        days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int, blockLength fixed: Double?,
+        adjusted: Bool, seed: UInt64
+    ) -> (days: Int, blockLength: Double, scores: [(IntervalScore, Percentiles)])? {
         let days = input.sorted { $0.start < $1.start }
         guard days.count >= minimumDays, confidence > 0, confidence < 1 else { return nil }
-        // Calendar positions (a DST day is 23 or 25 hours long, so round).
-        let first = days[0].start
-        let positions = days.map { Int((Double($0.start - first) / 86_400).rounded()) }
-        let span = positions.last! + 1
-        var total = SummarySums()
-        for day in days { total.merge(day.sums) }
-        let length =
-            fixed ?? blockLengthFor(days: days, positions: positions, span: span, total: total, rule: method.rule)
+        let calendar = DayCalendar(days)
+        let total = calendar.total
+        let length = fixed ?? blockLength(calendar.contributions(days), days: days.count)
         let scores = IntervalScore.allCases.filter { $0.value(total) != nil }
-        let table = DayTable(days: days, positions: positions, span: span)
+        let table = DayTable(days: days, positions: calendar.positions, span: calendar.span)
         var samples = [[Double]](repeating: [], count: scores.count)
         for index in samples.indices { samples[index].reserveCapacity(resamples) }
-        let estimates = scores.map { $0.value(total) ?? .nan }
-        // Bootstrap-t: each day's influence on each score, batched in runs of the rounded block length.
-        let batch = max(1, Int(length.rounded()))
-        let influence =
-            method.studentized ? Influence(table.influences(estimates: estimates, scores: scores), batch: batch) : nil
-        let errors = influence.map { table.batchVariances($0) } ?? []
-        var studentized = [[Double]](repeating: [], count: method.studentized ? scores.count : 0)
-        table.resample(resamples, blockLength: length, seed: seed, influence: influence) { resample, variances in
+        table.resample(resamples, blockLength: length, seed: seed) { resample in
             for (index, score) in scores.enumerated() {
-                guard let value = score.value(resample), value.isFinite else { continue }
-                samples[index].append(value)
-                guard !studentized.isEmpty, variances[index] > 0 else { continue }
-                var t = (value - estimates[index]) / variances[index].squareRoot()
-                if method.stabilised, let scale = score.stabilising {
-                    t =
-                        (scale.forward(value) - scale.forward(estimates[index]))
-                        / (variances[index].squareRoot() * scale.slope(value))
-                }
-                if t.isFinite { studentized[index].append(t) }
+                if let value = score.value(resample), value.isFinite { samples[index].append(value) }
             }
         }
-        var out: [IntervalScore: ScoreInterval] = [:]
         let tail = (1 - confidence) / 2
-        let degrees =
-            method.pairsOfBlocks
-            ? max(2, Double(days.count) / (2 * length)) : max(2, Double(days.count) / length - 1)
-        let widen = widened ? StudentT.quantile(1 - tail, degrees: degrees) / normalQuantile(1 - tail) : 1
         // Per score, the delete-a-block jackknife's values, for BCa's acceleration.
         var jackknife = [[Double]](repeating: [], count: scores.count)
         if adjusted {
@@ -189,6 +167,7 @@ public enum DayBootstrap {
             }
         }
         let z = normalQuantile(tail)
+        var out: [(IntervalScore, Percentiles)] = []
         for (index, score) in scores.enumerated() {
             let sorted = samples[index].sorted()
             // A score undefined in many resamples (a rare event's POD) has no honest interval.
@@ -198,37 +177,39 @@ public enum DayBootstrap {
                 ?? (tail, 1 - tail)
             guard let low = Quantiles.quantile(sorted, levels.low), let high = Quantiles.quantile(sorted, levels.high)
             else { continue }
-            let possible = score.possible
-            var ends = (low: estimate - (estimate - low) * widen, high: estimate + (high - estimate) * widen)
-            if method.stabilised, let scale = score.stabilising {
-                let y = scale.forward(estimate)
-                let stable = (
-                    low: scale.back(y - (y - scale.forward(low)) * widen),
-                    high: scale.back(y + (scale.forward(high) - y) * widen)
-                )
-                if stable.low.isFinite && stable.high.isFinite { ends = stable }
-            }
-            if !studentized.isEmpty, errors[index] > 0, studentized[index].count >= resamples * 9 / 10 {
-                // θ̂ − t*₁₋α·SE … θ̂ − t*α·SE, on the stabilising scale where asked.
-                let t = studentized[index].sorted()
-                if let tLow = Quantiles.quantile(t, tail), let tHigh = Quantiles.quantile(t, 1 - tail) {
-                    let se = errors[index].squareRoot()
-                    ends = (low: estimate - tHigh * se, high: estimate - tLow * se)
-                    if method.stabilised, let scale = score.stabilising {
-                        let y = scale.forward(estimate), seY = se * scale.slope(estimate)
-                        let stable = (low: scale.back(y - tHigh * seY), high: scale.back(y - tLow * seY))
-                        if stable.low.isFinite && stable.high.isFinite { ends = stable }
-                    }
-                }
-            }
-            // BCa's levels can move both ends past a strongly biased estimate; the printed
-            // "1.31 (1.18–1.45)" always brackets its score.
-            out[score] = ScoreInterval(
-                low: max(possible.lowerBound, min(estimate, ends.low)),
-                high: min(possible.upperBound, max(estimate, ends.high)))
+            out.append((score, Percentiles(estimate: estimate, low: low, high: high)))
         }
-        return ScoreIntervals(
-            confidence: confidence, days: days.count, blockLength: length, resamples: resamples, scores: out)
+        return (days.count, length, out)
+    }
+
+    /// Sorted days on their calendar: each day's position from the first (a DST day is 23 or 25 hours
+    /// long, so rounded), the span, and the days' summed sums.
+    struct DayCalendar {
+        let positions: [Int]
+        let span: Int
+        let total: SummarySums
+
+        init(_ days: [(start: Int64, sums: SummarySums)]) {
+            let first = days[0].start
+            positions = days.map { Int((Double($0.start - first) / 86_400).rounded()) }
+            span = positions.last! + 1
+            var total = SummarySums()
+            for day in days { total.merge(day.sums) }
+            self.total = total
+        }
+
+        /// Per calendar position, the days' MAE and bias contributions (`Σ|e| − MAE·n` and `Σe − bias·n`),
+        /// NaN on a gap: the series the block length follows.
+        func contributions(_ days: [(start: Int64, sums: SummarySums)]) -> [[Double]] {
+            let mae = total.continuous.mae ?? 0, bias = total.continuous.bias ?? 0
+            var absolute = [Double](repeating: .nan, count: span), signed = absolute
+            for (day, position) in zip(days, positions) {
+                let c = day.sums.continuous, n = Double(c.n)
+                absolute[position] = c.sumAbsErr - mae * n
+                signed[position] = c.sumErr - bias * n
+            }
+            return [absolute, signed]
+        }
     }
 
     /// BCa's percentile levels (Efron, 1987) for a tail of normal quantile `z` (negative) of a
@@ -264,78 +245,10 @@ public enum DayBootstrap {
         return (low, high)
     }
 
-    /// The block length for the days' MAE and bias contributions (`Σ|e| − MAE·n` and `Σe − bias·n`
-    /// per day, zero on a gap), the longer of the two.
-    static func blockLengthFor(
-        days: [(start: Int64, sums: SummarySums)], positions: [Int], span: Int, total: SummarySums,
-        rule: Method.Rule = .keep(share: 0.9)
-    ) -> Double {
-        let mae = total.continuous.mae ?? 0, bias = total.continuous.bias ?? 0
-        var absolute = [Double](repeating: .nan, count: span), signed = absolute
-        for (day, position) in zip(days, positions) {
-            let c = day.sums.continuous, n = Double(c.n)
-            absolute[position] = c.sumAbsErr - mae * n
-            signed[position] = c.sumErr - bias * n
-        }
-        switch rule {
-        case .keep(let share):
-            return max(
-                blockLength(absolute, days: days.count, share: share),
-                blockLength(signed, days: days.count, share: share))
-        case .politisWhite:
-            return max(politisWhite(absolute), politisWhite(signed))
-        }
-    }
-
-    /// The stationary bootstrap's mean block length of Politis and White (2004), as corrected by
-    /// Patton, Politis and White (2009) (and as Python's `arch` computes it): the autocorrelations'
-    /// flat-top window ends at twice the first lag m after which K_n = max(5, √log₁₀ n) lags are all
-    /// within 2√(log₁₀ n / n), and b = (2Ĝ² / D̂)^{1/3} n^{1/3} with Ĝ = Σ λ(k/M)|k|R(k),
-    /// D̂ = 2ĝ(0)², ĝ(0) = Σ λ(k/M)R(k). Lags pair only days both present (NaN marks a gap). At least 1,
-    /// at most min(3√n, n/3).
-    static func politisWhite(_ x: [Double]) -> Double {
-        let n = x.count
-        guard n >= 8 else { return 1 }
-        var present = 0, mean = 0.0
-        for value in x where !value.isNaN {
-            present += 1
-            mean += value
-        }
-        guard present > 2 else { return 1 }
-        mean /= Double(present)
-        let maxLag = min(n - 1, Int((Double(n).squareRoot() * 3).rounded(.up)) + 10)
-        var covariance = [Double](repeating: 0, count: maxLag + 1)
-        for k in 0...maxLag {
-            var s = 0.0
-            for t in k..<n where !x[t].isNaN && !x[t - k].isNaN { s += (x[t] - mean) * (x[t - k] - mean) }
-            covariance[k] = s / Double(present)
-        }
-        guard covariance[0] > 0 else { return 1 }
-        let logN = log10(Double(n))
-        let kn = max(5, Int(logN.squareRoot().rounded(.up)))
-        let bound = 2 * (logN / Double(n)).squareRoot()
-        var m = maxLag - kn
-        for lag in 1...max(1, maxLag - kn) {
-            if (lag..<(lag + kn)).allSatisfy({ abs(covariance[$0] / covariance[0]) < bound }) {
-                m = lag - 1
-                break
-            }
-        }
-        // No significant autocorrelation at all: independent days, blocks of one.
-        let window = min(2 * m, maxLag)
-        guard window > 0 else { return 1 }
-        var g = 0.0, spectral = covariance[0]
-        for k in 1...window {
-            let t = Double(k) / Double(window)
-            let weight = t <= 0.5 ? 1 : 2 * (1 - t)
-            g += 2 * weight * Double(k) * covariance[k]
-            spectral += 2 * weight * covariance[k]
-        }
-        guard spectral > 0 else { return 1 }
-        let d = 2 * spectral * spectral
-        let b = pow(2 * g * g / d, 1.0 / 3) * pow(Double(n), 1.0 / 3)
-        let most = min(3 * Double(n).squareRoot(), Double(n) / 3)
-        return min(most, max(1, b))
+    /// The block length for the days' MAE and bias contributions (``DayCalendar/contributions(_:)``), the
+    /// longer of the two.
+    static func blockLength(_ contributions: [[Double]], days: Int, share: Double = 0.9) -> Double {
+        contributions.map { blockLength($0, days: days, share: share) }.max() ?? 1
     }
 
     /// The shortest mean block length whose stationary-bootstrap variance of the mean of an AR(1)
@@ -451,83 +364,28 @@ struct DayTable {
         return SummarySums(values: values)
     }
 
-    /// Each occupied day's influence on each score: the score of all days less the score without that
-    /// day (≈ the score's gradient times the day's sums; the scores are ratios of sums, so these add up
-    /// to about 0). Row-major, `scores.count` per day; 0 where leaving the day out leaves no score.
-    func influences(estimates: [Double], scores: [IntervalScore]) -> (values: [Double], width: Int) {
-        var total = [SIMD4<Double>](repeating: .zero, count: chunks)
-        for index in rows.indices { total[index % chunks] += rows[index] }
-        var values = [Double?](repeating: nil, count: SummarySums.columns.count)
-        var out = [Double](repeating: 0, count: days * scores.count)
-        for row in 0..<days {
-            let rest = (0..<chunks).map { total[$0] - rows[row * chunks + $0] }
-            let sums = rest.withUnsafeBufferPointer { self.sums($0, drawn: days > 1, into: &values) }
-            for (index, score) in scores.enumerated() {
-                guard let value = score.value(sums), value.isFinite, estimates[index].isFinite else { continue }
-                out[row * scores.count + index] = estimates[index] - value
-            }
-        }
-        return (out, scores.count)
-    }
-
-    /// The days' influences summed in runs of `batch` calendar positions (the batch-means estimate of
-    /// the long-run variance): Σ_b (U_b − k_b·Ū)², U_b a run's sum, k_b its days, Ū the mean per day.
-    struct Moments {
-        var squares: Double = 0, weighted: Double = 0, sum: Double = 0
-    }
-
-    /// The batch variance of each score over the calendar as it is (the bootstrap-t's standard error²).
-    func batchVariances(_ influence: Influence) -> [Double] {
-        let width = influence.width
-        var moments = [Moments](repeating: .init(), count: width)
-        var run = [Double](repeating: 0, count: width)
-        var k = 0.0, kSquares = 0.0, total = 0.0
-        for position in 0..<span {
-            let row = Int(slot[position])
-            if row >= 0 {
-                for i in 0..<width { run[i] += influence.values[row * width + i] }
-                k += 1
-            }
-            if (position + 1) % influence.batch == 0 || position == span - 1 {
-                for i in 0..<width {
-                    moments[i].squares += run[i] * run[i]
-                    moments[i].weighted += k * run[i]
-                    moments[i].sum += run[i]
-                    run[i] = 0
-                }
-                kSquares += k * k
-                total += k
-                k = 0
-            }
-        }
-        return moments.map { Influence.variance($0, kSquares: kSquares, days: total) }
-    }
-
     /// Draws `count` stationary-bootstrap resamples of the calendar (geometric blocks of mean
-    /// `blockLength` wrapping round it) and hands each one's summed sums to `body`, with, given the
-    /// days' `influence`, each score's batch variance over the resample's drawn days in draw order
-    /// (empty without).
-    func resample(
-        _ count: Int, blockLength: Double, seed: UInt64, influence: Influence? = nil,
-        _ body: (SummarySums, [Double]) -> Void
+    /// `blockLength` wrapping round it) and hands each one's summed sums to `body`.
+    func resample(_ count: Int, blockLength: Double, seed: UInt64, _ body: (SummarySums) -> Void) {
+        var none = NoDraws()
+        resample(count, blockLength: blockLength, seed: seed, following: &none) { sums, _ in body(sums) }
+    }
+
+    /// `resample(_:blockLength:seed:_:)` telling `follower` each calendar step's drawn day (its row, or
+    /// -1 for a gap) in draw order, and handing it to `body` with each resample's sums.
+    func resample<Follower: DrawFollower>(
+        _ count: Int, blockLength: Double, seed: UInt64, following follower: inout Follower,
+        _ body: (SummarySums, inout Follower) -> Void
     ) {
         var random = SplitMix(state: seed)
         let jump = 1 / max(1, blockLength)
         let span = span, chunks = chunks
         var values = [Double?](repeating: nil, count: SummarySums.columns.count)
         var sum = [SIMD4<Double>](repeating: .zero, count: chunks)
-        let width = influence?.width ?? 0, batch = influence?.batch ?? 1
-        let weights = influence?.values ?? []
-        var run = [Double](repeating: 0, count: width)
-        var moments = [Moments](repeating: .init(), count: width)
-        var variances = [Double](repeating: 0, count: width)
         rows.withUnsafeBufferPointer { rows in
             slot.withUnsafeBufferPointer { slot in
                 for _ in 0..<count {
-                    var k = 0.0, kSquares = 0.0, total = 0.0
-                    if width > 0 {
-                        for i in 0..<width { moments[i] = .init() }
-                    }
+                    follower.start()
                     var drawn = false
                     var position = random.below(span)
                     var s0 = SIMD4<Double>.zero, s1 = s0, s2 = s0, s3 = s0
@@ -542,23 +400,7 @@ struct DayTable {
                             }
                         }
                         let row = Int(slot[position])
-                        if width > 0 {
-                            if row >= 0 {
-                                for i in 0..<width { run[i] += weights[row * width + i] }
-                                k += 1
-                            }
-                            if (step + 1) % batch == 0 || step == span - 1 {
-                                for i in 0..<width {
-                                    moments[i].squares += run[i] * run[i]
-                                    moments[i].weighted += k * run[i]
-                                    moments[i].sum += run[i]
-                                    run[i] = 0
-                                }
-                                kSquares += k * k
-                                total += k
-                                k = 0
-                            }
-                        }
+                        follower.step(step, row: row)
                         guard row >= 0 else { continue }
                         drawn = true
                         let base = row * chunks
@@ -577,10 +419,7 @@ struct DayTable {
                         sum[2] = s2
                         sum[3] = s3
                     }
-                    for i in 0..<width {
-                        variances[i] = Influence.variance(moments[i], kSquares: kSquares, days: total)
-                    }
-                    body(sum.withUnsafeBufferPointer { sums($0, drawn: drawn, into: &values) }, variances)
+                    body(sum.withUnsafeBufferPointer { sums($0, drawn: drawn, into: &values) }, &follower)
                 }
             }
         }
@@ -608,25 +447,19 @@ struct DayTable {
     }
 }
 
-/// The days' influences on the scores (``DayTable/influences(estimates:scores:)``) and the run of
-/// calendar positions their batch variance sums over.
-struct Influence {
-    let values: [Double]
-    let width: Int
-    let batch: Int
+/// Follows a resampling loop's draws (``DayTable/resample(_:blockLength:seed:following:_:)``): what
+/// the tests' bootstrap-t needs to compute each resample's own standard error in draw order.
+protocol DrawFollower {
+    /// A resample begins.
+    mutating func start()
+    /// Calendar step `step` of the resample drew `row` (-1: a gap).
+    mutating func step(_ step: Int, row: Int)
+}
 
-    init(_ influences: (values: [Double], width: Int), batch: Int) {
-        self.values = influences.values
-        self.width = influences.width
-        self.batch = batch
-    }
-
-    /// Σ_b (U_b − k_b·Ū)² from Σ U_b², Σ k_b·U_b, Σ U_b and Σ k_b², with Ū = Σ U_b / days.
-    static func variance(_ m: DayTable.Moments, kSquares: Double, days: Double) -> Double {
-        guard days > 0 else { return 0 }
-        let mean = m.sum / days
-        return max(0, m.squares - 2 * mean * m.weighted + mean * mean * kSquares)
-    }
+/// Follows nothing: `query verify`'s resampling.
+struct NoDraws: DrawFollower {
+    @inline(__always) mutating func start() {}
+    @inline(__always) mutating func step(_ step: Int, row: Int) {}
 }
 
 /// SplitMix64: small, fast and the same on every platform.

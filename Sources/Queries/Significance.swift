@@ -247,7 +247,9 @@ public struct DailyDifference: Sendable, Equatable {
 /// (fixed-smoothing), which keeps the size near nominal at 50–120 days where Newey–West with
 /// normal critical values does not. K comes from the data: an AR(1) fit to the days (bias-corrected
 /// for the short series) sets it so the estimate's leading bias stays near 10%, fewer cosines the
-/// longer the errors persist, between 4 and half the span.
+/// longer the errors persist, between 4 and half the span; the variance is then divided by the share
+/// of it those K cosines catch under that AR(1) (``captured(span:days:cosines:autocorrelation:)``),
+/// which a short record of persistent errors needs even at 4 cosines.
 public struct DailyDifferenceTest: Sendable, Equatable {
     /// Days with matched hours, and the calendar span from the first to the last.
     public var days: Int
@@ -336,6 +338,7 @@ public struct DailyDifferenceTest: Sendable, Equatable {
             omega += projection * projection
         }
         omega /= Double(k)
+        omega /= Self.captured(span: span, days: days, cosines: k, autocorrelation: rho)
         let se = (t0 * omega).squareRoot() / Double(hours)
         guard se > 0, se.isFinite else {
             untested = .noVariance
@@ -356,12 +359,35 @@ public struct DailyDifferenceTest: Sendable, Equatable {
     /// short series (Kendall: + (1 + 3ρ) / n).
     static func cosines(span: Int, days: Int, autocorrelation rho: Double) -> Int {
         let upper = max(4, min(span, days) / 2)
-        let clipped = min(max(rho, 0), 0.97)
-        let corrected = min(0.97, clipped + (1 + 3 * clipped) / Double(days))
-        let omega = 2 * corrected / ((1 - corrected) * (1 - corrected))
+        let r = Self.corrected(rho, days: days)
+        let omega = 2 * r / ((1 - r) * (1 - r))
         guard omega > 0 else { return upper }
         let k = Double(span) * (0.6 / (Double.pi * Double.pi * omega)).squareRoot()
         return min(upper, max(4, Int(k.rounded(.down))))
+    }
+
+    /// The lag-1 autocorrelation clipped to 0…0.97 and corrected for its downward bias in a short
+    /// series (Kendall: + (1 + 3ρ) / n).
+    static func corrected(_ rho: Double, days: Int) -> Double {
+        let clipped = min(max(rho, 0), 0.97)
+        return min(0.97, clipped + (1 + 3 * clipped) / Double(days))
+    }
+
+    /// The share of the long-run variance the K cosines catch on average when the days are AR(1):
+    /// the mean over their frequencies λⱼ = πj / T of the AR(1) spectrum relative to its value at
+    /// zero, (1 − ρ)² / (1 − 2ρ cos λⱼ + ρ²), with ρ corrected as for the number of cosines. Persistent
+    /// errors put most of their variance at the lowest frequencies, so in a short record even 4 cosines
+    /// sit on the slope of the spectrum and understate it (by about 12% at 52 days of errors persisting
+    /// 5 days): dividing by the share removes that leading bias, so the t's size holds where the few
+    /// cosines estimate the persistence low.
+    static func captured(span: Int, days: Int, cosines k: Int, autocorrelation rho: Double) -> Double {
+        let r = Self.corrected(rho, days: days)
+        var share = 0.0
+        for j in 1...k {
+            let lambda = Double.pi * Double(j) / Double(span)
+            share += (1 - r) * (1 - r) / (1 - 2 * r * cos(lambda) + r * r)
+        }
+        return share / Double(k)
     }
 }
 

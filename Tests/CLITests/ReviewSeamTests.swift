@@ -46,7 +46,7 @@ struct IntervalLimitTests {
             #expect(interval.high > interval.low)
         }
         let plain = try #require(
-            DayBootstrap.intervals(days: days, confidence: 0.95, widened: false, studentized: false, seed: 7))
+            DayBootstrap.intervals(days: days, confidence: 0.95, widened: false, seed: 7))
         #expect(plain.scores[.mae]!.low == 0)
     }
 }

@@ -64,7 +64,7 @@ struct Coverage {
 
     static func run(
         _ days: KnownDays, repetitions: Int, resamples: Int, seed: UInt64, adjusted: Bool = true,
-        method: DayBootstrap.Method = .init()
+        method: IntervalVariants.Method = .init()
     ) -> Coverage {
         var random = NormalSource(state: seed)
         var result = Coverage(repetitions: repetitions)
@@ -73,9 +73,9 @@ struct Coverage {
         for repetition in 0..<repetitions {
             let sample = days.draw(&random)
             guard
-                let intervals = DayBootstrap.intervals(
-                    days: sample, confidence: 0.95, resamples: resamples, blockLength: nil, adjusted: adjusted,
-                    widened: true, seed: UInt64(repetition) &+ seed, method: method)
+                let intervals = IntervalVariants.intervals(
+                    days: sample, confidence: 0.95, resamples: resamples, adjusted: adjusted,
+                    seed: UInt64(repetition) &+ seed, method: method)
             else { continue }
             result.blockLength += intervals.blockLength / Double(repetitions)
             for score in scores {
@@ -118,6 +118,19 @@ struct VerifyIntervalTests {
         #expect(DayBootstrap.intervals(days: Array(days.prefix(10)), confidence: 0.95, seed: 9) != nil)
     }
 
+    @Test("the Monte Carlo's variants with verify's method give verify's intervals to the bit")
+    func variantsDefaultIsVerify() throws {
+        var random = NormalSource(state: 12)
+        for known in [KnownDays(days: 30), KnownDays(days: 60, phi: 0.6, shared: 0.5)] {
+            let days = known.draw(&random)
+            let verify = try #require(DayBootstrap.intervals(days: days, confidence: 0.9, resamples: 300, seed: 3))
+            let variant = try #require(
+                IntervalVariants.intervals(days: days, confidence: 0.9, resamples: 300, seed: 3))
+            #expect(verify == variant)
+            #expect(verify.scores.count == 5)
+        }
+    }
+
     @Test(
         "the compact resampling loop gives exactly the intervals of the plain one (gaps, a shared day, a score some days lack)"
     )
@@ -146,7 +159,7 @@ struct VerifyIntervalTests {
             let ours = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.9, resamples: 300, blockLength: length, adjusted: false, widened: false,
-                    studentized: false, seed: 5))
+                    seed: 5))
             let plain = plainPercentiles(days, resamples: 300, blockLength: length, confidence: 0.9, seed: 5)
             #expect(ours.scores.count >= 8)
             #expect(ours.scores == plain, "block length \(length)")
@@ -230,14 +243,14 @@ struct VerifyIntervalTests {
             x = 0.7 * x + random.normal()
             return x
         }
-        #expect(DayBootstrap.politisWhite(independent) < 1.5)
-        let length = DayBootstrap.politisWhite(persistent)
+        #expect(IntervalVariants.politisWhite(independent) < 1.5)
+        let length = IntervalVariants.politisWhite(persistent)
         // AR(1) at 0.7: (2ρ / (1 − ρ²))^{2/3} n^{1/3} ≈ 9.7.
         #expect(length > 4 && length < 15, "\(length)")
         // A gap (NaN) is skipped, not taken for a value.
         var gapped = persistent
         gapped[40] = .nan
-        #expect(DayBootstrap.politisWhite(gapped).isFinite)
+        #expect(IntervalVariants.politisWhite(gapped).isFinite)
     }
 
     @Test("95% intervals cover the true scores (cheap sample: 60 repetitions)")
@@ -388,16 +401,16 @@ struct VerifyIntervalTests {
             let ours = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
-                    studentized: false, seed: 4))
+                    seed: 4))
             // The bootstrap-t the Monte Carlo compares, against numpy's own bootstrap-t (scipy has none).
             let student = try #require(
-                DayBootstrap.intervals(
-                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, studentized: true, seed: 4))
+                IntervalVariants.intervals(
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, seed: 4,
+                    method: .init(studentized: true, stabilised: true)))
             // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
             let bca = try #require(
                 DayBootstrap.intervals(
-                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false,
-                    studentized: false, seed: 4))
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
             let present = SummarySums.columns.indices.filter { column in days.contains { $0.sums.values[column] != nil }
             }
             let rows = days.map { day in present.map { day.sums.values[$0] ?? 0 } }
@@ -455,7 +468,7 @@ struct VerifyIntervalTests {
         func percent(_ x: Double) -> String { String(format: "%.1f", 100 * x) }
         var text = "Repetitions per row: \(repetitions) (seeded), 1000 resamples each.\n"
         for variant in variants {
-            var method = DayBootstrap.Method()
+            var method = IntervalVariants.Method()
             if variant != "default" {
                 method.studentized = variant.contains("student")
                 method.stabilised = variant.contains("log")
@@ -463,6 +476,8 @@ struct VerifyIntervalTests {
             if variant.hasPrefix("pw") { method.rule = .politisWhite }
             if variant.hasPrefix("keep95") { method.rule = .keep(share: 0.95) }
             if variant.hasSuffix("-blocks") { method.pairsOfBlocks = false }
+            if variant == "batch" { method.growth = .batch }
+            if variant == "nu1" { method.growth = .unclamped }
             var lines = [
                 "", "Method: \(variant)", "",
                 "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE | misses with the truth above the interval: RMSE / error SD / correlation |",
@@ -470,12 +485,18 @@ struct VerifyIntervalTests {
             ]
             // WXDB_MONTE_CARLO_SEED=N: a fresh seed set (rows from N instead of 100).
             var seed = UInt64(environment["WXDB_MONTE_CARLO_SEED"] ?? "") ?? 100
+            // WXDB_MONTE_CARLO_CELLS=60/0.6,120/0: only these rows (days / φ); each row keeps its seed.
+            let cells = environment["WXDB_MONTE_CARLO_CELLS"].map { $0.split(separator: ",").map(String.init) }
             for (days, phi, shared, label) in [
                 (60, 0.0, 0.0, "independent hours"), (120, 0.0, 0.0, "independent hours"),
                 (60, 0.3, 0.5, "AR(1) φ = 0.3, half shared by the day"),
                 (60, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day"),
                 (120, 0.6, 0.5, "AR(1) φ = 0.6, half shared by the day")
             ] {
+                if let cells, !cells.contains("\(days)/\(phi == 0 ? "0" : String(phi))") {
+                    seed += 1
+                    continue
+                }
                 let coverage = Coverage.run(
                     KnownDays(days: days, phi: phi, shared: shared), repetitions: repetitions, resamples: 1000,
                     seed: seed, adjusted: variant != "plain", method: method)
