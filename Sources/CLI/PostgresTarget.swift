@@ -99,7 +99,7 @@ enum PostgresTarget {
     }
 
     /// The "run rows" line of `doctor --deep`: hourly and daily rows whose run does not exist
-    /// (orphans), which queries never read but which take space; with `repair` they are deleted.
+    /// (orphans), which no wxdb command reads but which take space; with `repair` they are deleted.
     static func runRowsResult(_ engine: PostgresEngine, repair: Bool, problem: inout String?) throws -> String {
         let orphans = try engine.orphanRunRows(repair: repair)
         if orphans.runs.isEmpty { return "ok: every hourly and daily row belongs to a stored run" }
@@ -109,7 +109,7 @@ enum PostgresTarget {
         if repair { return "deleted " + counts }
         problem =
             counts
-            + " are left over: no query reads them, but they take space. Run 'wxdb doctor --deep --repair' to delete them"
+            + " are left over: no wxdb command reads them, but they take space. Run 'wxdb doctor --deep --repair' to delete them"
         return "ORPHANS: " + counts
     }
 
