@@ -363,7 +363,10 @@ public final class PostgresConnection {
     /// Only between transactions; inside one the statement fails and the caller hears of it.
     private func reconnectIfEnded() throws {
         guard transactionDepth == 0, !isInTransaction else { return }
-        if wxdb_pq_status(handle) == CONNECTION_OK { _ = wxdb_pq_consume_input(handle) }
+        // A session the server ended sent its FATAL message, then closed: the first read takes the
+        // message, a second one meets the end of the stream, which is when libpq marks the
+        // connection bad. Both return at once when the session is alive (nothing to read).
+        for _ in 0..<2 where wxdb_pq_status(handle) == CONNECTION_OK { _ = wxdb_pq_consume_input(handle) }
         if wxdb_pq_status(handle) != CONNECTION_OK { try reconnect() }
     }
 
