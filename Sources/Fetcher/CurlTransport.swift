@@ -17,6 +17,7 @@
 import CCurl
 import FoundationEssentials
 import Synchronization
+import WxCore
 
 #if canImport(Glibc)
     import Glibc
@@ -47,7 +48,8 @@ public final class CurlTransport: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation {
                 (continuation: CheckedContinuation<Result<HTTPResponse, FetchError>, Never>) in
-                let started = WorkerThread.start { continuation.resume(returning: self.perform(transfer)) }
+                // A thread of its own: a blocked thread of the cooperative pool would stall other tasks.
+                let started = PosixThread.startDetached { continuation.resume(returning: self.perform(transfer)) }
                 if !started {
                     continuation.resume(returning: .failure(.transport("could not start a thread for the request")))
                 }
@@ -234,31 +236,4 @@ private let curlWriteHeader: curl_write_callback = { data, size, count, context 
 /// Called about once a second while idle, more often while data flows: the way to abort on cancel.
 private let curlProgress: curl_xferinfo_callback = { context, _, _, _, _ in
     Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().cancelled.load(ordering: .relaxed) ? 1 : 0
-}
-
-/// A detached POSIX thread for one blocking call (Foundation's Thread is not in FoundationEssentials,
-/// and a blocked thread of the cooperative pool would stall other tasks).
-enum WorkerThread {
-    private final class Body {
-        let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-    }
-
-    /// Runs `body` on a new thread; false when no thread could be made.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let box = Unmanaged.passRetained(Body(body)).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, &attributes,
-            { raw in
-                Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
-                return nil
-            }, box)
-        if status != 0 { Unmanaged<Body>.fromOpaque(box).release() }
-        return status == 0
-    }
 }

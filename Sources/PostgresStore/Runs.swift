@@ -8,12 +8,6 @@ import WxCore
 import WxPostgres
 import WxStore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 extension PostgresEngine {
     /// Stores one decoded response for `location` in one transaction.
     public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome]
@@ -446,50 +440,23 @@ extension PostgresEngine {
 /// Work started on a thread of its own now, its result taken later with `result()` (which waits
 /// for it). Used only by `storeAll` for its `make`, which it calls one at a time: the closure is
 /// not `Sendable`, so the caller keeps it from running alongside anything it touches.
-final class AheadOfTime<T>: ThreadWork, @unchecked Sendable {
+final class AheadOfTime<T> {
     private let body: () throws -> T
     private var outcome: Result<T, Error>?
-    private var thread: pthread_t?
+    private var thread: PosixThread?
 
     init(_ body: @escaping () throws -> T) {
         self.body = body
-        super.init()
-        thread = start()
+        // Only the thread writes `outcome` until `result()` has joined it.
+        thread = PosixThread.start { [self] in outcome = Result { try body() } }
     }
-
-    override func run() { outcome = Result { try body() } }
 
     /// Waits for the work (runs it here when no thread could be started); call once.
     func result() -> Result<T, Error> {
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
-        }
+        if let thread = thread.take() { thread.join() }
         if let outcome { return outcome }
         let here = Result { try body() }
         outcome = here
         return here
-    }
-}
-
-/// What a joinable POSIX thread runs (a C thread function cannot name a generic type).
-class ThreadWork {
-    func run() {}
-
-    /// Starts `run` on a new joinable thread; nil when none could be started.
-    func start() -> pthread_t? {
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(
-            &thread, nil,
-            { raw in
-                Unmanaged<ThreadWork>.fromOpaque(raw!).takeRetainedValue().run()
-                return nil
-            }, box)
-        guard status == 0 else {
-            Unmanaged<ThreadWork>.fromOpaque(box).release()
-            return nil
-        }
-        return thread
     }
 }
