@@ -28,28 +28,31 @@ public struct OrphanRunRows: Sendable, Equatable {
 }
 
 extension PostgresEngine {
+    /// The tables holding runs' hourly and daily rows, the float4 and the double ones of migration
+    /// 0006 (a run's rows are in one or the other, so both are always asked): the only names
+    /// `deleteRunRows` and `orphanRunRows` put into their SQL.
+    static let runRowTables: [(name: String, hourly: Bool)] = [
+        ("hourly_forecasts_f4", true), ("hourly_forecasts_f8", true),
+        ("daily_forecasts_f4", false), ("daily_forecasts_f8", false)
+    ]
+
     /// The one place hourly and daily rows are deleted: the caller holds the transaction and the
     /// locations' locks. Returns the rows deleted from each table.
     func deleteRunRows(_ scope: RunRowsScope) throws -> (hourly: Int, daily: Int) {
-        switch scope {
-        // A run's rows are in the float4 tables or the double ones (migration 0006): both are asked.
-        case .run(let location, let id):
-            let key: [PostgresValue] = [.integer(location), .integer(id)]
-            return (
-                try db.run("DELETE FROM hourly_forecasts_f4 WHERE location_id = $1 AND run_id = $2", key)
-                    + db.run("DELETE FROM hourly_forecasts_f8 WHERE location_id = $1 AND run_id = $2", key),
-                try db.run("DELETE FROM daily_forecasts_f4 WHERE location_id = $1 AND run_id = $2", key)
-                    + db.run("DELETE FROM daily_forecasts_f8 WHERE location_id = $1 AND run_id = $2", key)
-            )
-        case .location(let location):
-            let key: [PostgresValue] = [.integer(location)]
-            return (
-                try db.run("DELETE FROM hourly_forecasts_f4 WHERE location_id = $1", key)
-                    + db.run("DELETE FROM hourly_forecasts_f8 WHERE location_id = $1", key),
-                try db.run("DELETE FROM daily_forecasts_f4 WHERE location_id = $1", key)
-                    + db.run("DELETE FROM daily_forecasts_f8 WHERE location_id = $1", key)
-            )
+        var deleted = (hourly: 0, daily: 0)
+        for rowTable in Self.runRowTables {
+            let rows: Int
+            switch scope {
+            case .run(let location, let id):
+                rows = try db.run(
+                    "DELETE FROM \(rowTable.name) WHERE location_id = $1 AND run_id = $2",
+                    [.integer(location), .integer(id)])
+            case .location(let location):
+                rows = try db.run("DELETE FROM \(rowTable.name) WHERE location_id = $1", [.integer(location)])
+            }
+            if rowTable.hourly { deleted.hourly += rows } else { deleted.daily += rows }
         }
+        return deleted
     }
 
     /// Hourly and daily rows whose run does not exist; with `repair` they are deleted, each run's
@@ -58,50 +61,17 @@ extension PostgresEngine {
     public func orphanRunRows(repair: Bool) throws -> OrphanRunRows {
         try db.transaction {
             var found = OrphanRunRows()
-            // Literal statements, one per table (the float4 and the double ones of migration 0006):
-            // nothing is spliced into the SQL.
-            let statements = [
-                (
-                    hourly: true,
-                    sql: """
-                    SELECT location_id, run_id, count(*) FROM hourly_forecasts_f4 x
-                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
-                    GROUP BY location_id, run_id
-                    """
-                ),
-                (
-                    hourly: true,
-                    sql: """
-                    SELECT location_id, run_id, count(*) FROM hourly_forecasts_f8 x
-                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
-                    GROUP BY location_id, run_id
-                    """
-                ),
-                (
-                    hourly: false,
-                    sql: """
-                    SELECT location_id, run_id, count(*) FROM daily_forecasts_f4 x
-                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
-                    GROUP BY location_id, run_id
-                    """
-                ),
-                (
-                    hourly: false,
-                    sql: """
-                    SELECT location_id, run_id, count(*) FROM daily_forecasts_f8 x
-                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
-                    GROUP BY location_id, run_id
-                    """
-                )
-            ]
             var runs = Set<[Int64]>()
-            for statement in statements {
-                let rows = try db.rows(statement.sql) {
-                    (location: $0.int64(0), run: $0.int64(1), count: Int($0.int64(2)))
-                }
+            for rowTable in Self.runRowTables {
+                let sql = """
+                    SELECT location_id, run_id, count(*) FROM \(rowTable.name) x
+                    WHERE NOT EXISTS (SELECT 1 FROM forecast_runs r WHERE r.location_id = x.location_id AND r.id = x.run_id)
+                    GROUP BY location_id, run_id
+                    """
+                let rows = try db.rows(sql) { (location: $0.int64(0), run: $0.int64(1), count: Int($0.int64(2))) }
                 for row in rows {
                     runs.insert([row.location, row.run])
-                    if statement.hourly { found.hourlyRows += row.count } else { found.dailyRows += row.count }
+                    if rowTable.hourly { found.hourlyRows += row.count } else { found.dailyRows += row.count }
                 }
             }
             found.runs = runs.sorted { $0.lexicographicallyPrecedes($1) }.map { (location: $0[0], run: $0[1]) }

@@ -596,7 +596,8 @@ enum SQLInterpolationScan {
         "whereClause",  // built by ExportFilter.whereClause from those fixed fragments and `?` placeholders
         "forecastColumn", "observedColumn", "column",  // from SQLiteStore.hourlyColumn: a name in Variables.hourlyNames
         "columns.joined(separator: \", \")",  // names from SQLiteStore.hourlyColumn or Variables.dailyNames
-        "table"  // a name from the constant SQLiteStore.tables list
+        "table",  // a name from the constant SQLiteStore.tables list
+        "rowTable.name"  // a name from the constant PostgresEngine.runRowTables list (PostgresStore/RunRows.swift)
     ]
 
     /// Every interpolation in an SQL-looking literal of `source`.
