@@ -329,23 +329,9 @@ enum DoctorCommand {
     /// (with `repair`, rewritten from) the stored pairs' sums; a difference also sets `problem`.
     static func sumsResult(_ store: any Store, repair: Bool, problem: inout String?) throws -> String {
         let result = try store.checkSums(repair: repair)
+        // The ensembles' part first: a difference in the pairs' sums then names the problem.
         let ensembles = try ensembleSumsResult(store, repair: repair, problem: &problem)
-        let skipped =
-            (result.notCheckable > 0
-                ? "; \(result.notCheckable) group(s) not checkable (pruned runs had pairs in them; their rows are gone)"
-                : "") + ensembles
-        if result.differing.isEmpty {
-            return "ok: \(result.checked) group(s) match the rows" + skipped
-        }
-        let examples = result.differing.prefix(3).joined(separator: "; ")
-        if repair {
-            return
-                "repaired \(result.repaired) of \(result.checked) group(s) from the rows (e.g. \(examples))"
-                + skipped
-        }
-        problem =
-            "\(result.differing.count) of \(result.checked) verification sum group(s) differ from the stored rows (e.g. \(examples)), so query verify may answer wrongly there. Run 'wxdb doctor --deep --repair' to recompute them from the rows"
-        return "DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))" + skipped
+        return sumsSentence(result, .pairs, repair: repair, problem: &problem) + ensembles
     }
 
     /// The ensemble part of the "verification sums" line (empty where no ensemble is stored): the kept
@@ -355,22 +341,51 @@ enum DoctorCommand {
         guard let auditable = store as? any EnsembleSumsAuditable else { return "" }
         let result = try auditable.checkEnsembleSums(repair: repair)
         guard result.checked + result.notCheckable > 0 else { return "" }
+        return sumsSentence(result, .ensembles, repair: repair, problem: &problem)
+    }
+
+    /// The words that differ between the two parts of the "verification sums" line.
+    struct SumsWording {
+        /// Before the sentence, and before its "ok: " (only the pairs' part says it).
+        var lead: String
+        var ok: String
+        /// What the sums are checked against ("rows", "members").
+        var source: String
+        /// What the problem calls a group ("verification sum", "ensemble sum").
+        var group: String
+        /// Where verify may answer wrongly.
+        var wrongWhere: String
+        /// Around the count of groups that cannot be checked (said only when there are some).
+        var notCheckable: (before: String, after: String)
+
+        static let pairs = SumsWording(
+            lead: "", ok: "ok: ", source: "rows", group: "verification sum", wrongWhere: "there",
+            notCheckable: ("; ", " group(s) not checkable (pruned runs had pairs in them; their rows are gone)"))
+        static let ensembles = SumsWording(
+            lead: "; ensembles: ", ok: "", source: "members", group: "ensemble sum", wrongWhere: "for that ensemble",
+            notCheckable: (", ", " not checkable (pruned runs' members are gone; their cases live only in the sums)"))
+    }
+
+    /// One part of the "verification sums" line: ok, repaired or DIFFERENT, then the groups not
+    /// checkable; DIFFERENT also sets `problem`.
+    static func sumsSentence(_ result: SumsCheck, _ words: SumsWording, repair: Bool, problem: inout String?)
+        -> String
+    {
         let skipped =
             result.notCheckable > 0
-            ? ", \(result.notCheckable) not checkable (pruned runs' members are gone; their cases live only in the sums)"
-            : ""
+            ? words.notCheckable.before + "\(result.notCheckable)" + words.notCheckable.after : ""
         if result.differing.isEmpty {
-            return "; ensembles: \(result.checked) group(s) match the members" + skipped
+            return "\(words.lead)\(words.ok)\(result.checked) group(s) match the \(words.source)" + skipped
         }
         let examples = result.differing.prefix(3).joined(separator: "; ")
         if repair {
             return
-                "; ensembles: repaired \(result.repaired) of \(result.checked) group(s) from the members (e.g. \(examples))"
+                "\(words.lead)repaired \(result.repaired) of \(result.checked) group(s) from the \(words.source) (e.g. \(examples))"
                 + skipped
         }
         problem =
-            "\(result.differing.count) of \(result.checked) ensemble sum group(s) differ from the stored members (e.g. \(examples)), so query verify may answer wrongly for that ensemble. Run 'wxdb doctor --deep --repair' to recompute them from the members"
-        return "; ensembles: DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))"
+            "\(result.differing.count) of \(result.checked) \(words.group) group(s) differ from the stored \(words.source) (e.g. \(examples)), so query verify may answer wrongly \(words.wrongWhere). Run 'wxdb doctor --deep --repair' to recompute them from the \(words.source)"
+        return "\(words.lead)DIFFERENT: \(result.differing.count) of \(result.checked) group(s) (e.g. \(examples))"
             + skipped
     }
 
