@@ -46,8 +46,10 @@ final class CopyBuffer {
 }
 
 extension PostgresConnection {
-    /// Starts `sql`, a `COPY … FROM STDIN`; throws the server's error when it does not enter COPY.
+    /// Starts `sql`, a `COPY … FROM STDIN` (on a new session, as every statement, when the server ended
+    /// the old one between transactions); throws the server's error when it does not enter COPY.
     func startCopy(_ sql: String) throws {
+        try reconnectIfEnded()
         let start = wxdb_pq_exec(handle, sql)
         let status = start.map { wxdb_pq_result_status($0) }
         if status != PGRES_COPY_IN {

@@ -361,7 +361,7 @@ public final class PostgresConnection {
     /// Opens the connection again when the server ended the session since the last statement:
     /// what it sent meanwhile is read without waiting (a closed socket shows as CONNECTION_BAD).
     /// Only between transactions; inside one the statement fails and the caller hears of it.
-    private func reconnectIfEnded() throws {
+    func reconnectIfEnded() throws {
         guard transactionDepth == 0, !isInTransaction else { return }
         // A session the server ended sent its FATAL message, then closed: the first read takes the
         // message, a second one meets the end of the stream, which is when libpq marks the
@@ -395,7 +395,6 @@ public final class PostgresConnection {
     public func copy(into table: String, columns: [String], _ fill: (CopyWriter) throws -> Void) throws -> Int {
         precondition(
             ([table] + columns).allSatisfy(Self.isPlainIdentifier), "COPY takes identifiers from code only")
-        try reconnectIfEnded()
         try startCopy("COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN")
         let writer = CopyWriter(copyBuffer(columns: columns.count))
         var failure: Error?

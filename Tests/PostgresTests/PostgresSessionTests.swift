@@ -97,6 +97,51 @@ struct PostgresSessionTests {
             } == "1013.26")
     }
 
+    @Test(
+        "a COPY just after the server ended the session reconnects outside a transaction, and fails cleanly inside one",
+        arguments: ["text", "binary"])
+    func copyAfterSessionEnded(_ format: String) throws {
+        let (engine, conninfo) = try freshEngine()
+        let db = engine.db
+        let admin = try PostgresConnection(conninfo: conninfo)
+        try db.execute("CREATE TABLE copied (n bigint)")
+        func copy(_ numbers: [Int64]) throws -> Int {
+            if format == "binary" {
+                return try db.copyBinary(into: "copied", columns: ["n"]) { rows in
+                    for number in numbers {
+                        rows.append(number)
+                        try rows.endRow()
+                    }
+                }
+            }
+            return try db.copy(into: "copied", columns: ["n"]) { rows in
+                for number in numbers {
+                    rows.append(number)
+                    try rows.endRow()
+                }
+            }
+        }
+        func endSession() throws -> Bool? {
+            try admin.firstRow("SELECT pg_terminate_backend($1, 10000)", [.integer(Int64(db.backendPID))]) {
+                $0.bool(0)
+            }
+        }
+        #expect(try endSession() == true)
+        #expect(try copy([1, 2]) == 2)
+        #expect(db.reconnects == 1)
+        // Inside a transaction the caller hears of it, and nothing of the transaction stays.
+        let error = #expect(throws: PostgresError.self) {
+            try db.transaction {
+                try db.run("INSERT INTO copied VALUES (3)")
+                _ = try endSession()
+                _ = try copy([4])
+            }
+        }
+        #expect(error?.kind == .connectionLost, "\(String(describing: error))")
+        #expect(db.reconnects == 1)
+        #expect(try admin.rows("SELECT n FROM copied ORDER BY n") { $0.int64(0) } == [1, 2])
+    }
+
     @Test("the statements a stored run repeats are prepared once per session, not parsed and planned each time")
     func preparedOnce() throws {
         let (engine, _) = try freshEngine()
