@@ -1,6 +1,6 @@
 // A POSIX thread of wxdb's own, for work kept off Swift's cooperative pool: a blocking libcurl
 // transfer (Fetcher/CurlTransport.swift, detached) and the next chunk of an import made while this
-// one is stored (PostgresStore/Runs.swift, joined). FoundationEssentials has no Thread, and a
+// one is stored (Store/ResponseBatches.swift, joined). FoundationEssentials has no Thread, and a
 // C thread function can capture nothing, so the closure travels as a retained box.
 #if canImport(Glibc)
     import Glibc

@@ -16,7 +16,7 @@ public final class PostgresEngine {
     /// What opening applied (the note to print), nil when the schema was current.
     public private(set) var migration: PostgresMigrationOutcome?
     /// Who keeps `verification_summaries` current for the write running now (see Sums.swift).
-    var sumsKeeping = SumsKeeping.eachWrite
+    package internal(set) var sumsKeeping = SumsKeeping.eachWrite
 
     /// Connects, checks the schema (refusing a foreign or newer one) and, with `migrate`, applies
     /// what is pending.

@@ -8,7 +8,7 @@ import WxCore
 import WxPostgres
 import WxStore
 
-extension PostgresEngine {
+extension PostgresEngine: ResponseBatchStorer {
     /// Stores one decoded response for `location` in one transaction.
     public func store(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws -> [StoreOutcome]
     {
@@ -35,8 +35,7 @@ extension PostgresEngine {
     /// error rolls every one back. The next chunk is made on a thread of its own while this one is
     /// stored: most of a store is waiting for the server, and reading and decoding the next
     /// responses meanwhile uses the second core. `make` is called in the items' order, one call at
-    /// a time, and must not touch this engine; an error of the store is the one thrown even when
-    /// making the next chunk failed too (it would have stopped before that chunk was made).
+    /// a time, and must not touch this engine (the loop is both engines' `storeBatch`).
     public func storeAll<Item>(
         _ items: [Item], for location: Location,
         make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
@@ -44,66 +43,26 @@ extension PostgresEngine {
     ) throws -> [StoreOutcome] {
         try db.transaction {
             try db.lockForTransaction(Self.lockKey(location.id))
-            var outcomes: [StoreOutcome] = []
-            try withoutActuallyEscaping(make) { make in
-                let chunks = stride(from: items.startIndex, to: items.endIndex, by: Self.storeAllChunk).map {
-                    $0..<min($0 + Self.storeAllChunk, items.endIndex)
-                }
-                guard let first = chunks.first else { return }
-                let makeChunk = { (range: Range<Int>) in
-                    try items[range].map { item in (item: item, made: try make(item)) }
-                }
-                var made = try makeChunk(first)
-                for index in chunks.indices {
-                    let ahead = index + 1 < chunks.count ? AheadOfTime { try makeChunk(chunks[index + 1]) } : nil
-                    do {
-                        try storeChunk(made, for: location, stored: stored, into: &outcomes)
-                    } catch {
-                        _ = ahead?.result()
-                        throw error
-                    }
-                    if let ahead { made = try ahead.result().get() }
-                }
-            }
-            return outcomes
+            return try storeBatch(
+                items, for: location, chunk: Self.storeAllChunk, makeAhead: true, make: make, stored: stored)
         }
     }
 
-    /// One chunk of `storeAll`, in the transaction it holds.
-    private func storeChunk<Item>(
-        _ made: [(item: Item, made: (response: ForecastResponse, fetch: FetchRecord))], for location: Location,
-        stored: (Item, [StoreOutcome]) -> Void, into outcomes: inout [StoreOutcome]
-    ) throws {
-        func storeEach() throws {
-            for (item, (response, fetch)) in made {
-                let these = try storeInTransaction(response, for: location, fetch: fetch)
-                stored(item, these)
-                outcomes += these
-            }
-        }
-        // The chunk's analysis hours are kept once over their spans (AnalysisHours), as the SQLite
-        // engine keeps them: the same writes in the same order add the same bits to the sums.
-        let kept = AnalysisHours.spans(of: made.map { $0.made }, location: location.id)
-        guard case .eachWrite = sumsKeeping, made.count > 1, !kept.isEmpty else {
-            return try storeEach()
-        }
-        func keep(_ index: Int) throws {
-            guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
-            let span = kept[index]
-            try keepingSums(
-                .observations(
-                    location: span.location, source: span.source, from: span.from, through: span.through),
-                location: location.id
-            ) { try keep(index + 1) }
-        }
-        try keep(0)
+    /// `keepingSums` of one span's observations (for `storeBatch`).
+    package func keepingSpanSums(_ span: ObservationSpan, _ write: () throws -> Void) throws {
+        try keepingSums(
+            .observations(location: span.location, source: span.source, from: span.from, through: span.through),
+            location: span.location, write)
     }
+
+    /// `keeping` (for `storeBatch`).
+    package func keepingScope(_ scope: SumsKeeping, _ write: () throws -> Void) throws { try keeping(scope, write) }
 
     /// How many responses `storeAll` decodes before storing them (as the SQLite engine).
     static let storeAllChunk = 64
 
     /// Like `store`, inside the transaction (and the location's lock) the caller holds.
-    func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws
+    package func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws
         -> [StoreOutcome]
     {
         guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }
@@ -434,29 +393,5 @@ extension PostgresEngine {
             """,
             key + [.integer(hash)])
         return extra.hourlyTimes.count
-    }
-}
-
-/// Work started on a thread of its own now, its result taken later with `result()` (which waits
-/// for it). Used only by `storeAll` for its `make`, which it calls one at a time: the closure is
-/// not `Sendable`, so the caller keeps it from running alongside anything it touches.
-final class AheadOfTime<T> {
-    private let body: () throws -> T
-    private var outcome: Result<T, Error>?
-    private var thread: PosixThread?
-
-    init(_ body: @escaping () throws -> T) {
-        self.body = body
-        // Only the thread writes `outcome` until `result()` has joined it.
-        thread = PosixThread.start { [self] in outcome = Result { try body() } }
-    }
-
-    /// Waits for the work (runs it here when no thread could be started); call once.
-    func result() -> Result<T, Error> {
-        if let thread = thread.take() { thread.join() }
-        if let outcome { return outcome }
-        let here = Result { try body() }
-        outcome = here
-        return here
     }
 }

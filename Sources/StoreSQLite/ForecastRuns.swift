@@ -2,7 +2,7 @@ import WxCore
 import WxSQLite
 import WxStore
 
-extension SQLiteStore {
+extension SQLiteStore: ResponseBatchStorer {
     static let hourlyInsertSQL =
         "INSERT INTO hourly_forecasts (run_id, valid_time, "
         + Variables.hourlyNames.joined(separator: ", ") + ") VALUES (?, ?"
@@ -31,42 +31,16 @@ extension SQLiteStore {
     /// Stores the responses `make` builds from `items`, all in one transaction: they are made
     /// `storeAllChunk` at a time, just before they are stored, so memory stays flat however many
     /// there are, and the first error rolls every one back. `stored` hears about each item as it is stored.
+    /// (The loop is both engines' `storeBatch`; here each chunk is made after the one before is
+    /// stored: SQLite's writes use this process's CPU, they do not wait on a server.)
     public func storeAll<Item>(
         _ items: [Item], for location: Location,
         make: (Item) throws -> (response: ForecastResponse, fetch: FetchRecord),
         stored: (Item, [StoreOutcome]) -> Void = { _, _ in }
     ) throws -> [StoreOutcome] {
         try db.transaction {
-            var outcomes: [StoreOutcome] = []
-            var start = items.startIndex
-            while start < items.endIndex {
-                let end = min(start + Self.storeAllChunk, items.endIndex)
-                let made = try items[start..<end].map { item in (item: item, made: try make(item)) }
-                func storeEach() throws {
-                    for (item, (response, fetch)) in made {
-                        let these = try storeInTransaction(response, for: location, fetch: fetch)
-                        stored(item, these)
-                        outcomes += these
-                    }
-                }
-                start = end
-                // The chunk's analysis hours are kept once over their spans (AnalysisHours).
-                let kept = AnalysisHours.spans(of: made.map { $0.made }, location: location.id)
-                guard case .eachWrite = sumsKeeping, made.count > 1, !kept.isEmpty else {
-                    try storeEach()
-                    continue
-                }
-                func keep(_ index: Int) throws {
-                    guard index < kept.count else { return try keeping(.enclosingWriteKeeps(kept), storeEach) }
-                    let span = kept[index]
-                    try keepingSums(
-                        .observations(
-                            location: span.location, source: span.source, from: span.from, through: span.through)
-                    ) { try keep(index + 1) }
-                }
-                try keep(0)
-            }
-            return outcomes
+            try storeBatch(
+                items, for: location, chunk: Self.storeAllChunk, makeAhead: false, make: make, stored: stored)
         }
     }
 
@@ -75,7 +49,7 @@ extension SQLiteStore {
     static let storeAllChunk = 64
 
     /// Like `store`, inside a transaction the caller holds.
-    func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws
+    package func storeInTransaction(_ response: ForecastResponse, for location: Location, fetch: FetchRecord) throws
         -> [StoreOutcome]
     {
         guard try isStillSaved(location) else { throw StoreError.locationRemoved(name: location.name) }

@@ -23,7 +23,7 @@ public final class SQLiteStore {
     public private(set) var readOnlyReason: String?
     /// Who keeps `verification_summaries` current for the write running now (see SumsScopes.swift):
     /// set only by `keeping(_:_:)`, which a bulk write wraps around what it writes.
-    var sumsKeeping = SumsKeeping.eachWrite
+    package internal(set) var sumsKeeping = SumsKeeping.eachWrite
 
     /// Why a database could not be opened, said so a user knows what to do.
     public enum OpenError: Error, CustomStringConvertible {

@@ -18,6 +18,15 @@ extension SQLiteStore {
     /// Whether the write running now keeps its pairs' sums itself.
     var keepsSums: Bool { sumsKeeping.keepsSums }
 
+    /// `keepingSums` of one span's observations (for `storeBatch`).
+    package func keepingSpanSums(_ span: ObservationSpan, _ write: () throws -> Void) throws {
+        try keepingSums(
+            .observations(location: span.location, source: span.source, from: span.from, through: span.through), write)
+    }
+
+    /// `keeping` (for `storeBatch`).
+    package func keepingScope(_ scope: SumsKeeping, _ write: () throws -> Void) throws { try keeping(scope, write) }
+
     /// The spans whose pairs' sums an enclosing write keeps (the writes inside leave them out).
     var sumsKeptOutside: [ObservationSpan] { sumsKeeping.keptOutside }
 
