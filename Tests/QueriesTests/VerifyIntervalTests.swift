@@ -59,6 +59,9 @@ struct Coverage {
     var widthRatio: [IntervalScore: Double] = [:]
     var repetitions = 0
     var blockLength = 0.0
+    /// Means over the repetitions of the error variance s² and of s² + V̂ − s²/n, V̂ the squared SE of the
+    /// unwidened bias interval: the check that V̂ restores what Σ(e − ē)² misses when errors persist.
+    var variance = 0.0, correctedVariance = 0.0
 
     static let scores: [IntervalScore] = [.bias, .mae, .rmse, .errorSD, .correlation]
 
@@ -78,6 +81,16 @@ struct Coverage {
                     seed: UInt64(repetition) &+ seed, method: method)
             else { continue }
             result.blockLength += intervals.blockLength / Double(repetitions)
+            var total = SummarySums()
+            for day in sample { total.merge(day.sums) }
+            if let sd = total.continuous.errorStdDev, let b = intervals.scores[.bias] {
+                let widen = DayBootstrap.widening(
+                    days: intervals.days, blockLength: intervals.blockLength, confidence: 0.95)
+                let se = (b.high - b.low) / (2 * 1.959_964 * widen)
+                result.variance += sd * sd / Double(repetitions)
+                result.correctedVariance +=
+                    (sd * sd + se * se - sd * sd / Double(total.continuous.n)) / Double(repetitions)
+            }
             for score in scores {
                 guard let interval = intervals.scores[score] else { continue }
                 if interval.low <= truth[score]! && truth[score]! <= interval.high {
@@ -478,10 +491,23 @@ struct VerifyIntervalTests {
             if variant.hasSuffix("-blocks") { method.pairsOfBlocks = false }
             if variant == "batch" { method.growth = .batch }
             if variant == "nu1" { method.growth = .unclamped }
+            // Spread-score centre treatments, joined by +: sd, corr, rmseup, rmse2, w (V̂ widened), xF (D × F).
+            for token in variant.split(separator: "+") {
+                switch token {
+                case "sd": method.spread.insert(.sd)
+                case "corr": method.spread.insert(.corr)
+                case "rmseup": method.spread.insert(.rmseUpper)
+                case "rmse2": method.spread.insert(.rmseBoth)
+                case "w": method.spread.insert(.widenedV)
+                case "far": method.spread.insert(.farEnd)
+                case "vk": method.spread.insert(.blocksV)
+                default: if token.hasPrefix("x"), let f = Double(token.dropFirst()) { method.spreadFactor = f }
+                }
+            }
             var lines = [
                 "", "Method: \(variant)", "",
-                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE | misses with the truth above the interval: RMSE / error SD / correlation |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"
+                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE | misses with the truth above the interval: RMSE / error SD / correlation | mean s² / s² + V̂ − s²/n (σ² = 2.25) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"
             ]
             // WXDB_MONTE_CARLO_SEED=N: a fresh seed set (rows from N instead of 100).
             var seed = UInt64(environment["WXDB_MONTE_CARLO_SEED"] ?? "") ?? 100
@@ -511,7 +537,8 @@ struct VerifyIntervalTests {
                         + " | \(ratios.joined(separator: " | ")) | "
                         + [IntervalScore.rmse, .errorSD, .correlation].map { score in
                             "\(coverage.above[score] ?? 0) of \(coverage.repetitions - (coverage.covered[score] ?? 0))"
-                        }.joined(separator: " / ") + " |")
+                        }.joined(separator: " / ")
+                        + String(format: " | %.4f / %.4f |", coverage.variance, coverage.correctedVariance))
             }
             text += lines.joined(separator: "\n") + "\n"
         }
