@@ -5,7 +5,7 @@ import WxCore
 
 /// The interval methods the coverage Monte Carlo compares with `query verify`'s (RELIABILITY.md's
 /// tables), none of them taken: other block lengths, other widenings, the stabilising scales and the
-/// bootstrap-t. Built from the product's own pieces (`DayBootstrap.percentiles`, its resampling loop
+/// bootstrap-t, and verify's spread-score treatments one at a time. Built from the product's own pieces (`DayBootstrap.percentiles`, its resampling loop
 /// and `bracket`), so `Method()` is exactly verify's method.
 enum IntervalVariants {
     struct Method: Sendable {
@@ -28,26 +28,9 @@ enum IntervalVariants {
         /// fall below 2, to 1.
         enum Growth: Sendable { case none, batch, unclamped }
         var growth = Growth.none
-        /// Centre treatments of the spread scores for persistent errors (round h32v): the variance of the
-        /// mean error V̂ (the bias interval's SE², `widenedV`: after the t/z widening) beyond the
-        /// independent s²/n, D, is what Σ(e − ē)² misses. `sd` shifts error SD's ends on the variance
-        /// scale by D, `corr` shifts the correlation's ends on Fisher's z by the change D makes to the
-        /// forecast's variance, `rmseUpper`/`rmseBoth` shift RMSE's upper (both) ends on the MSE scale by D.
-        struct Spread: OptionSet, Sendable {
-            let rawValue: Int
-            static let sd = Spread(rawValue: 1)
-            static let corr = Spread(rawValue: 2)
-            static let rmseUpper = Spread(rawValue: 4)
-            static let rmseBoth = Spread(rawValue: 8)
-            static let widenedV = Spread(rawValue: 16)
-            /// √(K / (K − 1)) on the spread scores' far end only: RMSE's and error SD's upper, the correlation's lower.
-            static let farEnd = Spread(rawValue: 32)
-            /// V̂ × K / (K − 1): the bootstrap variance of K blocks' bias, as `farEnd` undoes it for the spread.
-            static let blocksV = Spread(rawValue: 64)
-        }
-        var spread: Spread = []
-        /// D's multiple.
-        var spreadFactor = 1.0
+        /// Which of verify's spread-score treatments (`DayBootstrap.SpreadCorrection`) to apply: all of them
+        /// (verify's method), none (verify's method before round h32v) or some.
+        var spread = DayBootstrap.SpreadCorrection.Parts.all
     }
 
     /// `DayBootstrap.intervals` by `method`; `Method()` gives the same intervals to the bit.
@@ -84,17 +67,9 @@ enum IntervalVariants {
             ? batchBias * StudentT.quantile(1 - tail, degrees: degrees) / DayBootstrap.normalQuantile(1 - tail) : 1
         let student =
             method.studentized ? bootstrapT(days, calendar, resampled, confidence, resamples, seed, method) : [:]
-        let total = calendar.total
-        var excess = 0.0
-        if !method.spread.isEmpty, let bias = resampled.scores.first(where: { $0.0 == .bias })?.1,
-            let sd = total.continuous.errorStdDev
-        {
-            let se =
-                (bias.high - bias.low) / (2 * DayBootstrap.normalQuantile(1 - tail))
-                * (method.spread.contains(.widenedV) ? widen : 1)
-                * (method.spread.contains(.blocksV) && blocks > 1.5 ? (blocks / (blocks - 1)).squareRoot() : 1)
-            excess = method.spreadFactor * (se * se - sd * sd / Double(total.continuous.n))
-        }
+        let correction =
+            method.spread.isEmpty
+            ? nil : DayBootstrap.SpreadCorrection(resampled, confidence: confidence, parts: method.spread)
         var out: [IntervalScore: ScoreInterval] = [:]
         for (score, p) in resampled.scores {
             let estimate = p.estimate
@@ -108,32 +83,7 @@ enum IntervalVariants {
                 if stable.low.isFinite && stable.high.isFinite { ends = stable }
             }
             if let t = student[score] { ends = t }
-            if method.spread.contains(.farEnd), blocks > 1.5 {
-                let k = (blocks / (blocks - 1)).squareRoot()
-                switch score {
-                case .rmse, .errorSD: ends.high = estimate + (ends.high - estimate) * k
-                case .correlation: ends.low = estimate - (estimate - ends.low) * k
-                default: break
-                }
-            }
-            if excess != 0 {
-                func shifted(_ x: Double) -> Double { max(0, x * x + excess).squareRoot() }
-                switch score {
-                case .errorSD where method.spread.contains(.sd): ends = (shifted(ends.low), shifted(ends.high))
-                case .rmse where method.spread.contains(.rmseBoth): ends = (shifted(ends.low), shifted(ends.high))
-                case .rmse where method.spread.contains(.rmseUpper): ends.high = shifted(ends.high)
-                case .correlation where method.spread.contains(.corr):
-                    let c = total.continuous, n = Double(c.n)
-                    let sff = c.sumFF - c.sumF * c.sumF / n, soo = c.sumOO - c.sumO * c.sumO / n
-                    let sfo = c.sumFO - c.sumF * c.sumO / n
-                    let corrected = sfo / (max(sff + n * excess, .leastNormalMagnitude) * soo).squareRoot()
-                    let delta =
-                        atanh(min(0.999_999, max(-0.999_999, corrected)))
-                        - atanh(min(0.999_999, max(-0.999_999, estimate)))
-                    if delta.isFinite { ends = (tanh(atanh(ends.low) + delta), tanh(atanh(ends.high) + delta)) }
-                default: break
-                }
-            }
+            if let correction { ends = correction.ends(score, estimate: estimate, low: ends.low, high: ends.high) }
             out[score] = DayBootstrap.bracket(score, estimate: estimate, low: ends.low, high: ends.high)
         }
         return ScoreIntervals(
@@ -145,7 +95,9 @@ enum IntervalVariants {
     /// own batch-means SE of the days' influences in runs of the rounded block length.
     static func bootstrapT(
         _ days: [(start: Int64, sums: SummarySums)], _ calendar: DayBootstrap.DayCalendar,
-        _ resampled: (days: Int, blockLength: Double, scores: [(IntervalScore, DayBootstrap.Percentiles)]),
+        _ resampled: (
+            days: Int, blockLength: Double, total: SummarySums, scores: [(IntervalScore, DayBootstrap.Percentiles)]
+        ),
         _ confidence: Double, _ resamples: Int, _ seed: UInt64, _ method: Method
     ) -> [IntervalScore: (low: Double, high: Double)] {
         let total = calendar.total
