@@ -54,7 +54,8 @@ extension Query.Compare {
                 observed count (matched pairs); each model's MAE and RMSE are over exactly those hours, and diff is MAE A
                 minus MAE B. Days are the units of the test (errors persist with the weather): --method hac (default) gives
                 diff a 95% interval from a HAC variance over the calendar of days (equal-weighted cosines, as many as the
-                days' autocorrelation allows; Student's t), missing days are gaps. --method hln runs BoM scores' Diebold-
+                days' autocorrelation allows, the variance divided by the share of it they catch under that AR(1) fit;
+                Student's t), missing days are gaps. --method hln runs BoM scores' Diebold-
                 Mariano test with the Harvey-Leybourne-Newbold correction on the daily mean differences instead. 'better' is
                 one verdict over all buckets: the adjusted p (p_adjusted) below 0.05, so equal models are told apart
                 anywhere in at most 5% of histories (hac: a step-down max-t over the buckets' joint distribution, which

@@ -99,8 +99,9 @@ extension Query.Verify {
                 ETS at --threshold; precipitation_probability adds the Brier score against observed
                 precipitation >= --threshold. Each score has a 95% interval (--confidence): a stationary block bootstrap over
                 the valid days' kept sums (1000 resamples, seeded, so the same command prints the same interval; mean block
-                length from the days' autocorrelation; BCa percentiles, widened by t/z for the few blocks of a short record), so
-                days of persistent weather are not counted as independent. A row
+                length from the days' autocorrelation; BCa percentiles, widened by t/z for the few blocks of a short record;
+                RMSE, error SD and correlation ends moved by the variance of the mean error that a record of persistent errors
+                hides from them), so days of persistent weather are not counted as independent. A row
                 with fewer than 10 valid days has no interval, and a note says so.
                 """,
             options: Options.self, run: run)

@@ -339,7 +339,7 @@ public enum Compare {
         switch options.method {
         case .hac:
             notes.append(
-                "diff is \(lossA) \(models[0]) − \(lossB) \(models[1]) on the matched hours; its interval is the bucket's own, from a HAC variance over days (equal-weighted cosines, their number from the days' autocorrelation; Student's t)"
+                "diff is \(lossA) \(models[0]) − \(lossB) \(models[1]) on the matched hours; its interval is the bucket's own, from a HAC variance over days (equal-weighted cosines, their number from the days' autocorrelation, the variance divided by the share of it they catch under that AR(1) fit; Student's t)"
             )
         case .hln:
             notes.append(

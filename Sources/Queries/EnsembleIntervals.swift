@@ -129,8 +129,7 @@ public enum EnsembleDayBootstrap {
             }
         }
         let tail = (1 - confidence) / 2
-        let degrees = max(2, Double(days.count) / (2 * length))
-        let widen = StudentT.quantile(1 - tail, degrees: degrees) / DayBootstrap.normalQuantile(1 - tail)
+        let widen = DayBootstrap.widening(days: days.count, blockLength: length, confidence: confidence)
         let z = DayBootstrap.normalQuantile(tail)
         var out: [EnsembleIntervalScore: ScoreInterval] = [:]
         for (index, score) in scores.enumerated() {

@@ -77,7 +77,9 @@ public struct ScoreIntervals: Sendable, Equatable {
 /// interval of a few dozen days of persistent weather is still too narrow (the blocks are few), so each end's
 /// distance from the estimate is scaled by t(ν)/z with ν = days / (2 × block length), as many
 /// degrees of freedom as independent pairs of blocks: with independent days that widens a 60-day
-/// interval by about 2%, at a block length of 16 days by 40%.
+/// interval by about 2%, at a block length of 16 days by 40%. The spread scores (RMSE, error SD,
+/// correlation) of persistent errors then get ``SpreadCorrection``'s ends: such a record looks calmer
+/// than its weather, and their misses fell on that one side.
 public enum DayBootstrap {
     /// Fewer valid days give no interval: a bootstrap of a handful of days understates the spread.
     public static let minimumDays = 10
@@ -86,11 +88,13 @@ public enum DayBootstrap {
 
     /// The intervals of the scores of `days` (day start instants and their sums, in any order);
     /// nil below `minimumDays`. The same input and seed give the same intervals. `adjusted: false`
-    /// keeps the plain percentiles, `widened: false` leaves out the t/z widening (both off: what an
-    /// independent resampling's percentile interval is checked against).
+    /// keeps the plain percentiles, `widened: false` leaves out the t/z widening, `spread: false` the
+    /// ``SpreadCorrection`` (all three off: what an independent resampling's percentile interval is
+    /// checked against).
     public static func intervals(
         days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int = defaultResamples,
-        blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, seed: UInt64
+        blockLength fixed: Double? = nil, adjusted: Bool = true, widened: Bool = true, spread: Bool = true,
+        seed: UInt64
     ) -> ScoreIntervals? {
         guard
             let resampled = percentiles(
@@ -99,11 +103,14 @@ public enum DayBootstrap {
         else { return nil }
         let widen =
             widened ? widening(days: resampled.days, blockLength: resampled.blockLength, confidence: confidence) : 1
+        let correction = spread ? SpreadCorrection(resampled, confidence: confidence) : nil
         var out: [IntervalScore: ScoreInterval] = [:]
         for (score, p) in resampled.scores {
-            out[score] = bracket(
-                score, estimate: p.estimate, low: p.estimate - (p.estimate - p.low) * widen,
-                high: p.estimate + (p.high - p.estimate) * widen)
+            var ends = (
+                low: p.estimate - (p.estimate - p.low) * widen, high: p.estimate + (p.high - p.estimate) * widen
+            )
+            if let correction { ends = correction.ends(score, estimate: p.estimate, low: ends.low, high: ends.high) }
+            out[score] = bracket(score, estimate: p.estimate, low: ends.low, high: ends.high)
         }
         return ScoreIntervals(
             confidence: confidence, days: resampled.days, blockLength: resampled.blockLength, resamples: resamples,
@@ -116,6 +123,81 @@ public enum DayBootstrap {
         let tail = (1 - confidence) / 2
         let degrees = max(2, Double(days) / (2 * blockLength))
         return StudentT.quantile(1 - tail, degrees: degrees) / normalQuantile(1 - tail)
+    }
+
+    /// What removing a record's own mean hides from its spread scores when errors persist, and the interval
+    /// ends that make up for it. Σ(e − ē)² misses n·Var(ē): E[s²] = σ² − (Var(ē) − σ²/n) (the n − 1 divisor
+    /// takes back the independent part), so a record of persistent errors looks calmer than its weather, and
+    /// the spread scores' coverage misses fell on that side (the truth above RMSE's and error SD's interval,
+    /// below the correlation's). Var(ē) is estimated by V̂, the squared standard error behind the bias
+    /// interval (its bootstrap percentiles' half-width over z, before the t/z widening) times K / (K − 1)
+    /// for K = days / block length blocks, the bias of a variance from K batches, which the resampling of
+    /// those blocks inherits; D = V̂ − s²/n, about 0 with independent days. Error SD's ends move on the
+    /// variance scale, √(end² + D); RMSE's upper end on the MSE scale, √(high² + D) (MSE is unbiased, but
+    /// a calm record also understates how far it ranges upwards); the correlation's ends on Fisher's z by
+    /// the change that adding n·D to the forecasts' centred sum of squares makes to r. The far end of each
+    /// (RMSE's and error SD's upper, the correlation's lower) is also √(K / (K − 1)) further from the
+    /// estimate. The point estimates do not change.
+    struct SpreadCorrection {
+        /// The treatments, each on its own for the coverage Monte Carlo; verify uses `.all`.
+        struct Parts: OptionSet, Sendable {
+            let rawValue: Int
+            static let errorSD = Parts(rawValue: 1)
+            static let correlation = Parts(rawValue: 2)
+            static let rmseUpper = Parts(rawValue: 4)
+            static let farEnd = Parts(rawValue: 8)
+            /// V̂ × K / (K − 1) rather than V̂.
+            static let blocks = Parts(rawValue: 16)
+            static let all: Parts = [.errorSD, .correlation, .rmseUpper, .farEnd, .blocks]
+        }
+        let parts: Parts
+        /// D = V̂ − s²/n, 0 without a bias interval or an error SD.
+        let excess: Double
+        /// √(K / (K − 1)), 1 at 1.5 blocks or fewer.
+        let farScale: Double
+        let continuous: ContinuousScores
+
+        init(
+            _ resampled: (days: Int, blockLength: Double, total: SummarySums, scores: [(IntervalScore, Percentiles)]),
+            confidence: Double, parts: Parts = .all
+        ) {
+            self.parts = parts
+            continuous = resampled.total.continuous
+            let blocks = Double(resampled.days) / resampled.blockLength
+            let batches = blocks > 1.5 ? blocks / (blocks - 1) : 1
+            farScale = parts.contains(.farEnd) ? batches.squareRoot() : 1
+            guard let bias = resampled.scores.first(where: { $0.0 == .bias })?.1, let sd = continuous.errorStdDev
+            else {
+                excess = 0
+                return
+            }
+            let se = (bias.high - bias.low) / (2 * normalQuantile(1 - (1 - confidence) / 2))
+            excess = se * se * (parts.contains(.blocks) ? batches : 1) - sd * sd / Double(continuous.n)
+        }
+
+        /// `score`'s interval ends after the correction (the ends of any other score unchanged).
+        func ends(_ score: IntervalScore, estimate: Double, low: Double, high: Double) -> (low: Double, high: Double) {
+            func shifted(_ x: Double) -> Double { max(0, x * x + excess).squareRoot() }
+            switch score {
+            case .errorSD, .rmse:
+                let far = estimate + (high - estimate) * farScale
+                if score == .rmse { return (low, parts.contains(.rmseUpper) ? shifted(far) : far) }
+                return parts.contains(.errorSD) ? (shifted(low), shifted(far)) : (low, far)
+            case .correlation:
+                var ends = (low: estimate - (estimate - low) * farScale, high: high)
+                guard parts.contains(.correlation), excess != 0 else { return ends }
+                let c = continuous, n = Double(c.n)
+                let sff = c.sumFF - c.sumF * c.sumF / n, soo = c.sumOO - c.sumO * c.sumO / n
+                let sfo = c.sumFO - c.sumF * c.sumO / n
+                guard sff + n * excess > 0, soo > 0 else { return ends }
+                let corrected = sfo / ((sff + n * excess) * soo).squareRoot()
+                func z(_ r: Double) -> Double { atanh(min(0.999_999, max(-0.999_999, r))) }
+                let delta = z(corrected) - z(estimate)
+                if delta.isFinite { ends = (tanh(z(ends.low) + delta), tanh(z(ends.high) + delta)) }
+                return ends
+            default: return (low, high)
+            }
+        }
     }
 
     /// An interval's ends kept to the score's possible values and around its estimate: BCa's levels can
@@ -135,13 +217,13 @@ public enum DayBootstrap {
         var high: Double
     }
 
-    /// The resampled percentile intervals of `days`' scores, in `IntervalScore` order, with the days
-    /// and the mean block length used (`fixed`, else ``blockLength(days:share:)``'s); nil below
+    /// The resampled percentile intervals of `days`' scores, in `IntervalScore` order, with the days,
+    /// their summed sums and the mean block length used (`fixed`, else ``blockLength(days:share:)``'s); nil below
     /// `minimumDays`.
     static func percentiles(
         days input: [(start: Int64, sums: SummarySums)], confidence: Double, resamples: Int, blockLength fixed: Double?,
         adjusted: Bool, seed: UInt64
-    ) -> (days: Int, blockLength: Double, scores: [(IntervalScore, Percentiles)])? {
+    ) -> (days: Int, blockLength: Double, total: SummarySums, scores: [(IntervalScore, Percentiles)])? {
         let days = input.sorted { $0.start < $1.start }
         guard days.count >= minimumDays, confidence > 0, confidence < 1 else { return nil }
         let calendar = DayCalendar(days)
@@ -179,7 +261,7 @@ public enum DayBootstrap {
             else { continue }
             out.append((score, Percentiles(estimate: estimate, low: low, high: high)))
         }
-        return (days.count, length, out)
+        return (days.count, length, total, out)
     }
 
     /// Sorted days on their calendar: each day's position from the first (a DST day is 23 or 25 hours

@@ -494,7 +494,7 @@ public enum VerifyQuery {
                 ? formatThreshold(low.rounded())
                 : "\(formatThreshold(low.rounded()))–\(formatThreshold(high.rounded()))"
             notes.append(
-                "\(percent)% intervals: stationary block bootstrap over the valid days' sums (\(options.resamples) resamples, seeded; mean block length \(length) day(s), from the days' autocorrelation), BCa percentiles (block jackknife), each end widened by t/z for the number of blocks"
+                "\(percent)% intervals: stationary block bootstrap over the valid days' sums (\(options.resamples) resamples, seeded; mean block length \(length) day(s), from the days' autocorrelation), BCa percentiles (block jackknife), each end widened by t/z for the number of blocks; RMSE, error SD and correlation ends moved by the variance of the mean error beyond s²/n, which the record's own mean hides when errors persist"
             )
         }
         if !few.isEmpty {

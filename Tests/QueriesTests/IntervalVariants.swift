@@ -5,7 +5,7 @@ import WxCore
 
 /// The interval methods the coverage Monte Carlo compares with `query verify`'s (RELIABILITY.md's
 /// tables), none of them taken: other block lengths, other widenings, the stabilising scales and the
-/// bootstrap-t. Built from the product's own pieces (`DayBootstrap.percentiles`, its resampling loop
+/// bootstrap-t, and verify's spread-score treatments one at a time. Built from the product's own pieces (`DayBootstrap.percentiles`, its resampling loop
 /// and `bracket`), so `Method()` is exactly verify's method.
 enum IntervalVariants {
     struct Method: Sendable {
@@ -28,6 +28,9 @@ enum IntervalVariants {
         /// fall below 2, to 1.
         enum Growth: Sendable { case none, batch, unclamped }
         var growth = Growth.none
+        /// Which of verify's spread-score treatments (`DayBootstrap.SpreadCorrection`) to apply: all of them
+        /// (verify's method), none (verify's method before round h32v) or some.
+        var spread = DayBootstrap.SpreadCorrection.Parts.all
     }
 
     /// `DayBootstrap.intervals` by `method`; `Method()` gives the same intervals to the bit.
@@ -64,6 +67,9 @@ enum IntervalVariants {
             ? batchBias * StudentT.quantile(1 - tail, degrees: degrees) / DayBootstrap.normalQuantile(1 - tail) : 1
         let student =
             method.studentized ? bootstrapT(days, calendar, resampled, confidence, resamples, seed, method) : [:]
+        let correction =
+            method.spread.isEmpty
+            ? nil : DayBootstrap.SpreadCorrection(resampled, confidence: confidence, parts: method.spread)
         var out: [IntervalScore: ScoreInterval] = [:]
         for (score, p) in resampled.scores {
             let estimate = p.estimate
@@ -77,6 +83,7 @@ enum IntervalVariants {
                 if stable.low.isFinite && stable.high.isFinite { ends = stable }
             }
             if let t = student[score] { ends = t }
+            if let correction { ends = correction.ends(score, estimate: estimate, low: ends.low, high: ends.high) }
             out[score] = DayBootstrap.bracket(score, estimate: estimate, low: ends.low, high: ends.high)
         }
         return ScoreIntervals(
@@ -88,7 +95,9 @@ enum IntervalVariants {
     /// own batch-means SE of the days' influences in runs of the rounded block length.
     static func bootstrapT(
         _ days: [(start: Int64, sums: SummarySums)], _ calendar: DayBootstrap.DayCalendar,
-        _ resampled: (days: Int, blockLength: Double, scores: [(IntervalScore, DayBootstrap.Percentiles)]),
+        _ resampled: (
+            days: Int, blockLength: Double, total: SummarySums, scores: [(IntervalScore, DayBootstrap.Percentiles)]
+        ),
         _ confidence: Double, _ resamples: Int, _ seed: UInt64, _ method: Method
     ) -> [IntervalScore: (low: Double, high: Double)] {
         let total = calendar.total

@@ -59,6 +59,9 @@ struct Coverage {
     var widthRatio: [IntervalScore: Double] = [:]
     var repetitions = 0
     var blockLength = 0.0
+    /// Means over the repetitions of the error variance s² and of s² + V̂ − s²/n, V̂ the squared SE of the
+    /// unwidened bias interval: the check that V̂ restores what Σ(e − ē)² misses when errors persist.
+    var variance = 0.0, correctedVariance = 0.0
 
     static let scores: [IntervalScore] = [.bias, .mae, .rmse, .errorSD, .correlation]
 
@@ -78,6 +81,16 @@ struct Coverage {
                     seed: UInt64(repetition) &+ seed, method: method)
             else { continue }
             result.blockLength += intervals.blockLength / Double(repetitions)
+            var total = SummarySums()
+            for day in sample { total.merge(day.sums) }
+            if let sd = total.continuous.errorStdDev, let b = intervals.scores[.bias] {
+                let widen = DayBootstrap.widening(
+                    days: intervals.days, blockLength: intervals.blockLength, confidence: 0.95)
+                let se = (b.high - b.low) / (2 * 1.959_964 * widen)
+                result.variance += sd * sd / Double(repetitions)
+                result.correctedVariance +=
+                    (sd * sd + se * se - sd * sd / Double(total.continuous.n)) / Double(repetitions)
+            }
             for score in scores {
                 guard let interval = intervals.scores[score] else { continue }
                 if interval.low <= truth[score]! && truth[score]! <= interval.high {
@@ -159,7 +172,7 @@ struct VerifyIntervalTests {
             let ours = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.9, resamples: 300, blockLength: length, adjusted: false, widened: false,
-                    seed: 5))
+                    spread: false, seed: 5))
             let plain = plainPercentiles(days, resamples: 300, blockLength: length, confidence: 0.9, seed: 5)
             #expect(ours.scores.count >= 8)
             #expect(ours.scores == plain, "block length \(length)")
@@ -272,6 +285,63 @@ struct VerifyIntervalTests {
         for score in Coverage.scores { #expect(bca.rate(score) >= 0.88, "\(score) \(bca.rate(score))") }
     }
 
+    @Test(
+        "persistent errors: the spread scores' far ends reach further (error SD up, correlation down), nothing else moves",
+        arguments: [(phi: 0.0, shared: 0.0), (phi: 0.6, shared: 0.5)])
+    func spreadCorrectionMovesSpreadEnds(phi: Double, shared: Double) throws {
+        var random = NormalSource(state: 31)
+        let days = KnownDays(days: 60, phi: phi, shared: shared).draw(&random)
+        let ours = try #require(DayBootstrap.intervals(days: days, confidence: 0.95, resamples: 500, seed: 2))
+        let before = try #require(
+            DayBootstrap.intervals(days: days, confidence: 0.95, resamples: 500, spread: false, seed: 2))
+        for score in IntervalScore.allCases where ![.rmse, .errorSD, .correlation].contains(score) {
+            #expect(ours.scores[score] == before.scores[score], "\(score)")
+        }
+        let sd = try #require(ours.scores[.errorSD]), sdBefore = try #require(before.scores[.errorSD])
+        let rmse = try #require(ours.scores[.rmse]), rmseBefore = try #require(before.scores[.rmse])
+        let r = try #require(ours.scores[.correlation]), rBefore = try #require(before.scores[.correlation])
+        #expect(rmse.low == rmseBefore.low && rmse.high >= rmseBefore.high)
+        #expect(sd.high >= sdBefore.high && r.low <= rBefore.low)
+        let width = sdBefore.high - sdBefore.low
+        if shared == 0 {
+            // Independent days: D is about 0 and K about 30 blocks, so the ends hardly move.
+            #expect(sd.high - sdBefore.high < 0.03 * width && abs(sd.low - sdBefore.low) < 0.01 * width)
+        } else {
+            // About 3.5 blocks of 17 days: the upper end goes out by about a tenth of the width, the lower one up.
+            #expect(sd.high - sdBefore.high > 0.05 * width, "\(sd) vs \(sdBefore)")
+            #expect(sd.low > sdBefore.low)
+            #expect(r.high < rBefore.high, "the correlation's ends move down with the record's calm")
+        }
+    }
+
+    @Test(
+        "calm records of persistent errors: error SD's and RMSE's intervals stop short of the truth less often, the correlation's overshoot it less often"
+    )
+    func spreadCorrectionCoversCalmRecords() {
+        let days = KnownDays(days: 60, phi: 0.6, shared: 0.5)
+        let ours = Coverage.run(days, repetitions: 150, resamples: 400, seed: 47)
+        let before = Coverage.run(days, repetitions: 150, resamples: 400, seed: 47, method: .init(spread: []))
+        for score in [IntervalScore.bias, .mae] { #expect(ours.covered[score] == before.covered[score]) }
+        let fewer = [IntervalScore.errorSD, .rmse].map { (before.above[$0] ?? 0) - (ours.above[$0] ?? 0) }
+        #expect(fewer[0] >= 3, "error SD misses above the interval, before − after: \(fewer)")
+        #expect(fewer[1] >= 1, "RMSE misses above the interval, before − after: \(fewer)")
+        let below = [IntervalScore.correlation].map { score in
+            (before.repetitions - (before.covered[score] ?? 0) - (before.above[score] ?? 0))
+                - (ours.repetitions - (ours.covered[score] ?? 0) - (ours.above[score] ?? 0))
+        }
+        #expect(below[0] >= 2, "correlation misses below the interval, before − after: \(below)")
+    }
+
+    @Test(
+        "the t/z widening verify and the ensemble intervals share: t(ν)/z for ν = days / 2L, at least 2",
+        arguments: [
+            (60, 1.0, 2.042_272 / 1.959_964), (60, 17.0, 4.302_653 / 1.959_964), (40, 4.0, 2.570_582 / 1.959_964)
+        ])
+    func widening(days: Int, blockLength: Double, expected: Double) {
+        let widen = DayBootstrap.widening(days: days, blockLength: blockLength, confidence: 0.95)
+        #expect(abs(widen - expected) < 1e-5, "\(widen)")
+    }
+
     /// Days of pairs scoring every interval score between them: a temperature with a persistence
     /// reference (bias … correlation, persistence skill), precipitation (POD, FAR, CSI, ETS against
     /// 0.2 mm) and a precipitation probability (Brier).
@@ -382,7 +452,38 @@ struct VerifyIntervalTests {
                 low, high = bk(y - t_high * se_y), bk(y - t_low * se_y)
                 lb, ub = possible.get(name, (-np.inf, np.inf))
                 return [float(max(lb, min(est, low))), float(min(ub, max(est, high)))]
+            # verify's spread correction, written again from its definition: D = SE² · K/(K − 1) − s²/n, SE the
+            # bias interval's half-width over z, K the number of blocks (days, blocks of one day); error SD's ends
+            # √(end² + D), RMSE's upper end √(high² + D), the correlation's ends moved on Fisher's z by
+            # atanh(Sfo / √((Sff + n·D)·Soo)) − atanh(r); the far ends first √(K/(K − 1)) further from the estimate.
+            def correct(bca):
+                total = d.sum(axis=0)
+                n = g(total, "n")
+                k = len(d)
+                c = k / (k - 1)
+                se = (bca["bias"][1] - bca["bias"][0]) / (2 * 1.959963984540054)
+                sd = scores["error_sd"](total)
+                dd = se * se * c - sd * sd / n
+                far = np.sqrt(c)
+                out = {}
+                for name, (low, high) in bca.items():
+                    est = scores[name](total)
+                    if name == "error_sd":
+                        low, high = np.sqrt(max(0, low ** 2 + dd)), np.sqrt(max(0, (est + (high - est) * far) ** 2 + dd))
+                    elif name == "rmse":
+                        high = np.sqrt(max(0, (est + (high - est) * far) ** 2 + dd))
+                    elif name == "correlation":
+                        low = est - (est - low) * far
+                        sff = g(total, "sum_ff") - g(total, "sum_f") ** 2 / n
+                        soo = g(total, "sum_oo") - g(total, "sum_o") ** 2 / n
+                        sfo = g(total, "sum_fo") - g(total, "sum_f") * g(total, "sum_o") / n
+                        delta = np.arctanh(sfo / np.sqrt((sff + n * dd) * soo)) - np.arctanh(est)
+                        low, high = np.tanh(np.arctanh(low) + delta), np.tanh(np.arctanh(high) + delta)
+                    lb, ub = possible.get(name, (-np.inf, np.inf))
+                    out[name + "_corrected"] = [float(max(lb, min(est, low))), float(min(ub, max(est, high)))]
+                return out
             out = {}
+            bca = {}
             for name in sys.argv[2].split(","):
                 out[name + "_student"] = student(scores[name], name, np.random.default_rng(2))
                 f = scores[name]
@@ -392,23 +493,35 @@ struct VerifyIntervalTests {
                                   confidence_level=0.95, method=method, random_state=np.random.default_rng(1))
                     out[name + ("" if method == "percentile" else "_bca")] = [
                         float(r.confidence_interval.low), float(r.confidence_interval.high)]
+                bca[name] = out[name + "_bca"]
+            out.update(correct(bca))
             print(json.dumps(out))
             """
         let path = folder.appendingPathComponent("reference.py").path
         try script.write(toFile: path, atomically: true, encoding: .utf8)
-        var checked = Set<IntervalScore>()
-        for (index, days) in Self.everyScoreDays(seed: 17).enumerated() {
+        var checked = Set<IntervalScore>(), moves = Set<String>()
+        // Plus days whose errors share the day's weather: resampled one day at a time, the bias interval's SE² is
+        // the day-to-day variance of the mean error, well over s²/n, so the correction moves the ends.
+        var random = NormalSource(state: 23)
+        let persistent = KnownDays(days: 40, phi: 0, shared: 0.9).draw(&random)
+        for (index, days) in (Self.everyScoreDays(seed: 17) + [persistent]).enumerated() {
             let ours = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, adjusted: false, widened: false,
-                    seed: 4))
+                    spread: false, seed: 4))
             // The bootstrap-t the Monte Carlo compares, against numpy's own bootstrap-t (scipy has none).
             let student = try #require(
                 IntervalVariants.intervals(
                     days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, seed: 4,
-                    method: .init(studentized: true, stabilised: true)))
+                    method: .init(studentized: true, stabilised: true, spread: [])))
             // Blocks of one day: the block jackknife is scipy's delete-one jackknife.
             let bca = try #require(
+                DayBootstrap.intervals(
+                    days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, spread: false,
+                    seed: 4))
+            // Verify's spread-score correction on top (the same resamples), against numpy's own correction of
+            // scipy's BCa ends.
+            let corrected = try #require(
                 DayBootstrap.intervals(
                     days: days, confidence: 0.95, resamples: 20_000, blockLength: 1, widened: false, seed: 4))
             let present = SummarySums.columns.indices.filter { column in days.contains { $0.sums.values[column] != nil }
@@ -442,9 +555,28 @@ struct VerifyIntervalTests {
                 #expect(abs(t.low - theirsT[0]) < 0.04 * widthT, "\(score) bootstrap-t low \(t.low) vs \(theirsT[0])")
                 #expect(
                     abs(t.high - theirsT[1]) < 0.04 * widthT, "\(score) bootstrap-t high \(t.high) vs \(theirsT[1])")
+                // The correction's move of each end, ours against numpy's: the same resamples on each side, so
+                // the move is compared to 15% of itself (the bias intervals behind it differ by Monte Carlo error)
+                // plus 0.5% of the width (independent days: a move of about nothing).
+                let theirsCorrected = try #require(reference[score.rawValue + "_corrected"])
+                let moved = try #require(corrected.scores[score])
+                for (ourMove, theirMove, end) in [
+                    (moved.low - adjusted.low, theirsCorrected[0] - theirsBCa[0], "low"),
+                    (moved.high - adjusted.high, theirsCorrected[1] - theirsBCa[1], "high")
+                ] {
+                    #expect(
+                        abs(ourMove - theirMove) <= 0.15 * abs(theirMove) + 0.005 * width,
+                        "\(score) corrected \(end): moved \(ourMove) vs numpy \(theirMove)")
+                    if abs(theirMove) > 0.01 * width { moves.insert(score.rawValue + " " + end) }
+                }
                 checked.insert(score)
             }
         }
+        // The persistent set's correction is large enough to check: both ends of error SD and the correlation,
+        // RMSE's upper end.
+        #expect(
+            moves.isSuperset(of: ["error_sd low", "error_sd high", "rmse high", "correlation low", "correlation high"]),
+            "moved: \(moves.sorted())")
         // Every score verify gives an interval for is checked against the independent resampling.
         #expect(
             checked == Set(IntervalScore.allCases), "unchecked: \(Set(IntervalScore.allCases).subtracting(checked))")
@@ -478,10 +610,26 @@ struct VerifyIntervalTests {
             if variant.hasSuffix("-blocks") { method.pairsOfBlocks = false }
             if variant == "batch" { method.growth = .batch }
             if variant == "nu1" { method.growth = .unclamped }
+            // Every variant but default leaves out verify's spread-score treatments (round h32v; `none`: verify's
+            // method before them) except those its +-joined tokens name: sd, corr, rmseup, far, vk (K / (K − 1) on V̂).
+            if variant != "default" {
+                var parts = DayBootstrap.SpreadCorrection.Parts()
+                for token in variant.split(separator: "+") {
+                    switch token {
+                    case "sd": parts.insert(.errorSD)
+                    case "corr": parts.insert(.correlation)
+                    case "rmseup": parts.insert(.rmseUpper)
+                    case "far": parts.insert(.farEnd)
+                    case "vk": parts.insert(.blocks)
+                    default: break
+                    }
+                }
+                method.spread = parts
+            }
             var lines = [
                 "", "Method: \(variant)", "",
-                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE | misses with the truth above the interval: RMSE / error SD / correlation |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"
+                "| days | days' errors | mean block length | coverage: bias | MAE | RMSE | error SD | correlation | width / analytical SE: bias | MAE | misses with the truth above the interval: RMSE / error SD / correlation | mean s² / s² + V̂ − s²/n (σ² = 2.25) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"
             ]
             // WXDB_MONTE_CARLO_SEED=N: a fresh seed set (rows from N instead of 100).
             var seed = UInt64(environment["WXDB_MONTE_CARLO_SEED"] ?? "") ?? 100
@@ -511,7 +659,8 @@ struct VerifyIntervalTests {
                         + " | \(ratios.joined(separator: " | ")) | "
                         + [IntervalScore.rmse, .errorSD, .correlation].map { score in
                             "\(coverage.above[score] ?? 0) of \(coverage.repetitions - (coverage.covered[score] ?? 0))"
-                        }.joined(separator: " / ") + " |")
+                        }.joined(separator: " / ")
+                        + String(format: " | %.4f / %.4f |", coverage.variance, coverage.correctedVariance))
             }
             text += lines.joined(separator: "\n") + "\n"
         }
