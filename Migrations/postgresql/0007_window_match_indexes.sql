@@ -17,5 +17,12 @@
 
 -- As 0002: one connection per worker for this migration's DDL on Citus (a placeholder elsewhere).
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
+
+-- One block, as 0006: Citus sends a DROP INDEX on to the workers as its query's text, which must
+-- be that one statement, not this whole file.
+DO $migration$
+BEGIN
 DROP INDEX forecast_runs_by_content;
 DROP INDEX forecast_runs_by_location_model_issued;
+END
+$migration$;

@@ -723,7 +723,7 @@ WHERE EXISTS (SELECT 1 FROM daily_forecasts_f4 x WHERE x.location_id = d.locatio
 END
 $migration$;
 """#),
-        SchemaMigration(name: "0007_window_match_indexes", checksum: "fa52399756dcc899", sql: #"""
+        SchemaMigration(name: "0007_window_match_indexes", checksum: "57ebb1c48ecfe3c9", sql: #"""
 -- Issue #30, write speed: the indexes of forecast_runs that led the window match (the query that
 -- finds an earlier copy of a model run, Sources/PostgresStore/Runs.swift `candidateRunsSQL`) away
 -- from the window indexes are dropped; no query of wxdb's needs them.
@@ -743,8 +743,15 @@ $migration$;
 
 -- As 0002: one connection per worker for this migration's DDL on Citus (a placeholder elsewhere).
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
+
+-- One block, as 0006: Citus sends a DROP INDEX on to the workers as its query's text, which must
+-- be that one statement, not this whole file.
+DO $migration$
+BEGIN
 DROP INDEX forecast_runs_by_content;
 DROP INDEX forecast_runs_by_location_model_issued;
+END
+$migration$;
 """#),
     ]
 }

@@ -122,8 +122,12 @@ public final class PostgresEngine {
     /// repeated hour or date keeps its first values, as in the SQLite engine. A run whose every
     /// value float4 gives back exactly goes to the `_f4` tables (4 bytes a value), any other to the
     /// `_f8` ones (migration 0006); the views `hourly_forecasts` / `daily_forecasts` read both.
-    func copyRows(_ forecast: ModelForecast, location: Int64, runID: Int64) throws {
-        let float4 = Float4.keeps(forecast)
+    /// `float4` is `Float4.keeps(forecast)` when the caller knows it; with `daily: false` only the
+    /// hourly rows are copied (a new run's daily rows go in with its row, `runInsertSQL`).
+    func copyRows(_ forecast: ModelForecast, location: Int64, runID: Int64, float4: Bool? = nil, daily: Bool = true)
+        throws
+    {
+        let float4 = float4 ?? Float4.keeps(forecast)
         if !forecast.hourlyTimes.isEmpty {
             let times = forecast.hourlyTimes
             let columns = forecast.hourly
@@ -146,7 +150,7 @@ public final class PostgresEngine {
                 }
             }
         }
-        if !forecast.dailyDates.isEmpty {
+        if daily && !forecast.dailyDates.isEmpty {
             try db.copyBinary(into: float4 ? "daily_forecasts_f4" : "daily_forecasts_f8", columns: Self.dailyColumns) {
                 rows in
                 var seen = Set<String>()

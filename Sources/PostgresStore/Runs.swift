@@ -183,11 +183,12 @@ extension PostgresEngine {
         } else {
             kind = .stored
             let modelRun = fetch.issuedAt[forecast.model]
-            // The run's id, its row, its content hash and its fetch-log row in one statement (one
-            // round trip, not four); no counter row means the location was removed.
+            // The run's id, its row, its content hash, its fetch-log row and its daily rows in one
+            // statement (one round trip, not six); no counter row means the location was removed.
+            let float4 = Float4.keeps(forecast)
             guard
                 let id = try db.firstRow(
-                    Self.runInsertSQL,
+                    Self.runInsertSQL(float4: float4),
                     [
                         .integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
                         .text(
@@ -197,10 +198,11 @@ extension PostgresEngine {
                         .text(response.timezone), .integer(hash), forecast.hourlyTimes.min().postgresValue,
                         forecast.hourlyTimes.max().postgresValue, .integer(Int64(Set(forecast.hourlyTimes).count)),
                         .integer(Int64(Set(forecast.dailyDates).count))
-                    ] + Self.fetchLogValues(fetch, outcome: kind.rawValue), { $0.int64(0) })
+                    ] + Self.fetchLogValues(fetch, outcome: kind.rawValue) + Self.dailyArrays(forecast, float4: float4),
+                    { $0.int64(0) })
             else { throw StoreError.locationRemoved(name: location.name) }
             runID = id
-            try copyRows(forecast, location: location.id, runID: runID)
+            try copyRows(forecast, location: location.id, runID: runID, float4: float4, daily: false)
             try addSums(.run(runID, validTimes: nil), location: location.id)
         }
         // A new run's hash went in with its row (runInsertSQL); a matched run gains this content's hash.
@@ -219,25 +221,63 @@ extension PostgresEngine {
     }
 
     /// A new run: both of the location's counters move in the one update (a statement may change
-    /// a row once), then the run's row, its content hash and the fetch-log row that names it, as
-    /// `logFetch` would write it (`fetchLogValues` are $16 on).
-    static let runInsertSQL =
-        "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1, next_fetch_id = next_fetch_id + 1"
-        + " WHERE location_id = $1 RETURNING location_id, next_run_id - 1 AS id, next_fetch_id - 1 AS fetch_id),"
-        + " r AS (INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,"
-        + " grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,"
-        + " first_valid_time, last_valid_time, hour_count, day_count)"
-        + " SELECT c.location_id, c.id, $2::text, $3::bigint, $4::text, $5::bigint, $6::double precision,"
-        + " $7::double precision, $8::double precision, $9::bigint, $10::text, $11::bigint, $12::bigint, $13::bigint,"
-        + " $14::bigint, $15::bigint FROM c RETURNING location_id, id),"
-        // Its content hash in the same statement (one round trip less per stored run); the foreign key
-        // to forecast_runs is checked at the statement's end, when the run's row is there.
-        + " h AS (INSERT INTO run_content_hashes (location_id, model, content_hash, run_id)"
-        + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING),"
-        + " f AS (INSERT INTO fetch_log (" + fetchLogColumns + ") SELECT c.location_id, c.fetch_id, $5::bigint,"
-        + " $2::text, $16::text, $17::text, $18::bigint, NULL, $19::bigint, r.id, $20::text, $21::double precision"
-        + " FROM c JOIN r ON r.location_id = c.location_id)"
-        + " SELECT id FROM r"
+    /// a row once), then the run's row, its content hash, the fetch-log row that names it, as
+    /// `logFetch` would write it (`fetchLogValues` are $16 on), and its daily rows from the arrays
+    /// `dailyArrays` makes ($22 on), into the float4 or the double table (migration 0006). A COPY
+    /// of a run's 16 daily rows cost two round trips and more server time than the rows.
+    static func runInsertSQL(float4: Bool) -> String { float4 ? runInsertF4SQL : runInsertF8SQL }
+    static let runInsertF4SQL = runInsertSQL(daily: "daily_forecasts_f4", values: "real")
+    static let runInsertF8SQL = runInsertSQL(daily: "daily_forecasts_f8", values: "double precision")
+
+    private static func runInsertSQL(daily: String, values: String) -> String {
+        let arrays = Variables.daily.enumerated().map { index, variable in
+            "$" + String(23 + index) + "::" + (variable.quantity == .instant ? "bigint" : values) + "[]"
+        }
+        return
+            "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1, next_fetch_id = next_fetch_id + 1"
+            + " WHERE location_id = $1 RETURNING location_id, next_run_id - 1 AS id, next_fetch_id - 1 AS fetch_id),"
+            + " r AS (INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,"
+            + " grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,"
+            + " first_valid_time, last_valid_time, hour_count, day_count)"
+            + " SELECT c.location_id, c.id, $2::text, $3::bigint, $4::text, $5::bigint, $6::double precision,"
+            + " $7::double precision, $8::double precision, $9::bigint, $10::text, $11::bigint, $12::bigint,"
+            + " $13::bigint, $14::bigint, $15::bigint FROM c RETURNING location_id, id),"
+            // Its content hash in the same statement (one round trip less per stored run); the foreign key
+            // to forecast_runs is checked at the statement's end, when the run's row is there.
+            + " h AS (INSERT INTO run_content_hashes (location_id, model, content_hash, run_id)"
+            + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING),"
+            + " f AS (INSERT INTO fetch_log (" + fetchLogColumns + ") SELECT c.location_id, c.fetch_id, $5::bigint,"
+            + " $2::text, $16::text, $17::text, $18::bigint, NULL, $19::bigint, r.id, $20::text, $21::double precision"
+            + " FROM c JOIN r ON r.location_id = c.location_id),"
+            + " d AS (INSERT INTO " + daily + " (" + dailyColumns.joined(separator: ", ") + ")"
+            + " SELECT r.location_id, r.id, u.* FROM r, unnest($22::text[], " + arrays.joined(separator: ", ") + ") u)"
+            + " SELECT id FROM r"
+    }
+
+    /// A forecast's daily rows as the array parameters of `runInsertSQL` (the dates, then one array
+    /// per daily variable; a repeated date keeps its first values, as `copyRows`): a float4 value
+    /// as its float's shortest text, which float4in reads back as that float exactly, a double as
+    /// its own shortest text, an instant (sunrise, sunset) as a whole number as `copyRows` stores it.
+    static func dailyArrays(_ forecast: ModelForecast, float4: Bool) -> [PostgresValue] {
+        var seen = Set<String>()
+        let rows = forecast.dailyDates.indices.filter { seen.insert(forecast.dailyDates[$0]).inserted }
+        func array(_ elements: [String]) -> PostgresValue { .text("{" + elements.joined(separator: ",") + "}") }
+        var arrays = [array(rows.map { "\"" + forecast.dailyDates[$0] + "\"" })]
+        for (index, column) in forecast.daily.enumerated() {
+            let instant = Variables.daily[index].quantity == .instant
+            arrays.append(
+                array(
+                    rows.map { row in
+                        guard let value = column?[row] ?? nil else { return "NULL" }
+                        if instant { return String(Int64(value)) }
+                        if float4 { return Float(value).description }
+                        if value.isNaN { return "NaN" }
+                        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+                        return value.description
+                    }))
+        }
+        return arrays
+    }
 
     /// Gives a stored run measured from its first fetch the initialisation time a better source now
     /// names for the same content, moving its pairs' sums with every lead (as the SQLite engine).

@@ -114,7 +114,7 @@ struct PostgresSessionTests {
         #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == 4)
         // pg_prepared_statements lists this session's own.
         let prepared = try engine.db.rows("SELECT statement FROM pg_prepared_statements") { $0.string(0) }
-        #expect(prepared.filter { $0 == PostgresEngine.runInsertSQL }.count == 1, "\(prepared)")
+        #expect(prepared.filter { $0 == PostgresEngine.runInsertSQL(float4: true) }.count == 1, "\(prepared)")
         // The window match's candidates too (planning them was a third of their time).
         #expect(prepared.filter { $0 == PostgresEngine.candidateRunsSQL }.count == 1, "\(prepared)")
         // A table's columns changed under a prepared statement: it is prepared again, not refused.
