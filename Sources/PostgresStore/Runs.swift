@@ -318,7 +318,7 @@ extension PostgresEngine {
     /// ends near the forecast's, each with its stored row at the forecast's first hour or its own.
     /// The row is read from the run-row tables themselves, not through the `hourly_forecasts` view:
     /// a float4 value as its own shortest text, which parses to the double the view gives
-    /// (`col::text::float8`) without the server parsing and printing it again (a fifth of the
+    /// (`col::text::float8`) without the server parsing and printing it again (over a quarter of the
     /// query's time). An hour of a run is in one of the two tables (a run goes wholly into one, and
     /// an extension adds only hours the run lacks), so the double table is read only without a row
     /// in the float4 one.
