@@ -262,7 +262,9 @@ extension PostgresEngine {
         var seen = Set<String>()
         let rows = forecast.dailyDates.indices.filter { seen.insert(forecast.dailyDates[$0]).inserted }
         func array(_ elements: [String]) -> PostgresValue { .text("{" + elements.joined(separator: ",") + "}") }
-        var arrays = [array(rows.map { "\"" + forecast.dailyDates[$0] + "\"" })]
+        // A date is wxdb's YYYY-MM-DD; quoted and escaped all the same, as an array element must be.
+        let dates = rows.map { forecast.dailyDates[$0].replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") }
+        var arrays = [array(dates.map { "\"" + $0 + "\"" })]
         for (index, column) in forecast.daily.enumerated() {
             let instant = Variables.daily[index].quantity == .instant
             arrays.append(
