@@ -38,6 +38,13 @@ final class CopyBuffer {
         if bytes.count >= Self.blockSize { try flush() }
     }
 
+    /// Ends a row whose values were all written at once (BinaryCopyWriter.appendRow), not counted one by one.
+    func endWholeRow() throws {
+        precondition(column == 0, "a COPY row was begun value by value")
+        column = columns
+        try endRow()
+    }
+
     func flush() throws {
         guard !bytes.isEmpty else { return }
         guard send(bytes) else { throw CopySendError() }

@@ -202,6 +202,15 @@ public final class PostgresConnection {
         try check(result)
     }
 
+    /// Drops the plan `sql` is prepared with in this session, if any: it is prepared again as it
+    /// comes, planned from the tables as they are then (a generic plan is made once, from the
+    /// tables as they were, and a long transaction may grow a table a hundredfold meanwhile).
+    public func replan(_ sql: String) throws {
+        guard let name = prepared[sql] else { return }
+        try control("DEALLOCATE " + name)
+        prepared[sql] = nil
+    }
+
     private func forgetPrepared() {
         prepared = [:]
         seenOnce = []

@@ -17,6 +17,9 @@ public final class PostgresEngine {
     public private(set) var migration: PostgresMigrationOutcome?
     /// Who keeps `verification_summaries` current for the write running now (see Sums.swift).
     package internal(set) var sumsKeeping = SumsKeeping.eachWrite
+    /// How many window matches this engine has run (`matchingRun` plans its query afresh every
+    /// `matchReplanEvery`).
+    var windowMatches = 0
 
     /// Connects, checks the schema (refusing a foreign or newer one) and, with `migrate`, applies
     /// what is pending.
@@ -119,26 +122,35 @@ public final class PostgresEngine {
     /// repeated hour or date keeps its first values, as in the SQLite engine. A run whose every
     /// value float4 gives back exactly goes to the `_f4` tables (4 bytes a value), any other to the
     /// `_f8` ones (migration 0006); the views `hourly_forecasts` / `daily_forecasts` read both.
-    func copyRows(_ forecast: ModelForecast, location: Int64, runID: Int64) throws {
-        let float4 = Float4.keeps(forecast)
+    /// `float4` is `Float4.keeps(forecast)` when the caller knows it; with `daily: false` only the
+    /// hourly rows are copied (a new run's daily rows go in with its row, `runInsertSQL`).
+    func copyRows(_ forecast: ModelForecast, location: Int64, runID: Int64, float4: Bool? = nil, daily: Bool = true)
+        throws
+    {
+        let float4 = float4 ?? Float4.keeps(forecast)
         if !forecast.hourlyTimes.isEmpty {
+            let times = forecast.hourlyTimes
+            let columns = forecast.hourly
+            // Times come ascending from every decoder; only when they do not is a repeat looked for.
+            let ascending = zip(times, times.dropFirst()).allSatisfy { $0 < $1 }
+            var seen = Set<Int64>()
             try db.copyBinary(into: float4 ? "hourly_forecasts_f4" : "hourly_forecasts_f8", columns: Self.hourlyColumns)
             {
                 rows in
-                var seen = Set<Int64>()
-                for (row, time) in forecast.hourlyTimes.enumerated() where seen.insert(time).inserted {
-                    rows.append(location)
-                    rows.append(runID)
-                    rows.append(time)
-                    for column in forecast.hourly {
-                        let value = column?[row] ?? nil
-                        if float4 { rows.append(value.map(Float.init)) } else { rows.append(value) }
+                for (row, time) in times.enumerated() where ascending || seen.insert(time).inserted {
+                    try rows.appendRow { values in
+                        values.append(location)
+                        values.append(runID)
+                        values.append(time)
+                        for column in columns {
+                            let value = column?[row] ?? nil
+                            if float4 { values.append(value.map(Float.init)) } else { values.append(value) }
+                        }
                     }
-                    try rows.endRow()
                 }
             }
         }
-        if !forecast.dailyDates.isEmpty {
+        if daily && !forecast.dailyDates.isEmpty {
             try db.copyBinary(into: float4 ? "daily_forecasts_f4" : "daily_forecasts_f8", columns: Self.dailyColumns) {
                 rows in
                 var seen = Set<String>()

@@ -136,11 +136,12 @@ extension PostgresEngine: ResponseBatchStorer {
         } else {
             kind = .stored
             let modelRun = fetch.issuedAt[forecast.model]
-            // The run's id, its row, its content hash and its fetch-log row in one statement (one
-            // round trip, not four); no counter row means the location was removed.
+            // The run's id, its row, its content hash, its fetch-log row and its daily rows in one
+            // statement (one round trip, not six); no counter row means the location was removed.
+            let float4 = Float4.keeps(forecast)
             guard
                 let id = try db.firstRow(
-                    Self.runInsertSQL,
+                    Self.runInsertSQL(float4: float4),
                     [
                         .integer(location.id), .text(forecast.model), .integer(modelRun ?? fetch.fetchedAt),
                         .text(
@@ -150,10 +151,11 @@ extension PostgresEngine: ResponseBatchStorer {
                         .text(response.timezone), .integer(hash), forecast.hourlyTimes.min().postgresValue,
                         forecast.hourlyTimes.max().postgresValue, .integer(Int64(Set(forecast.hourlyTimes).count)),
                         .integer(Int64(Set(forecast.dailyDates).count))
-                    ] + Self.fetchLogValues(fetch, outcome: kind.rawValue), { $0.int64(0) })
+                    ] + Self.fetchLogValues(fetch, outcome: kind.rawValue) + Self.dailyArrays(forecast, float4: float4),
+                    { $0.int64(0) })
             else { throw StoreError.locationRemoved(name: location.name) }
             runID = id
-            try copyRows(forecast, location: location.id, runID: runID)
+            try copyRows(forecast, location: location.id, runID: runID, float4: float4, daily: false)
             try addSums(.run(runID, validTimes: nil), location: location.id)
         }
         // A new run's hash went in with its row (runInsertSQL); a matched run gains this content's hash.
@@ -172,25 +174,65 @@ extension PostgresEngine: ResponseBatchStorer {
     }
 
     /// A new run: both of the location's counters move in the one update (a statement may change
-    /// a row once), then the run's row, its content hash and the fetch-log row that names it, as
-    /// `logFetch` would write it (`fetchLogValues` are $16 on).
-    static let runInsertSQL =
-        "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1, next_fetch_id = next_fetch_id + 1"
-        + " WHERE location_id = $1 RETURNING location_id, next_run_id - 1 AS id, next_fetch_id - 1 AS fetch_id),"
-        + " r AS (INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,"
-        + " grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,"
-        + " first_valid_time, last_valid_time, hour_count, day_count)"
-        + " SELECT c.location_id, c.id, $2::text, $3::bigint, $4::text, $5::bigint, $6::double precision,"
-        + " $7::double precision, $8::double precision, $9::bigint, $10::text, $11::bigint, $12::bigint, $13::bigint,"
-        + " $14::bigint, $15::bigint FROM c RETURNING location_id, id),"
-        // Its content hash in the same statement (one round trip less per stored run); the foreign key
-        // to forecast_runs is checked at the statement's end, when the run's row is there.
-        + " h AS (INSERT INTO run_content_hashes (location_id, model, content_hash, run_id)"
-        + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING),"
-        + " f AS (INSERT INTO fetch_log (" + fetchLogColumns + ") SELECT c.location_id, c.fetch_id, $5::bigint,"
-        + " $2::text, $16::text, $17::text, $18::bigint, NULL, $19::bigint, r.id, $20::text, $21::double precision"
-        + " FROM c JOIN r ON r.location_id = c.location_id)"
-        + " SELECT id FROM r"
+    /// a row once), then the run's row, its content hash, the fetch-log row that names it, as
+    /// `logFetch` would write it (`fetchLogValues` are $16 on), and its daily rows from the arrays
+    /// `dailyArrays` makes ($22 on), into the float4 or the double table (migration 0006). A COPY
+    /// of a run's 16 daily rows cost two round trips and more server time than the rows.
+    static func runInsertSQL(float4: Bool) -> String { float4 ? runInsertF4SQL : runInsertF8SQL }
+    static let runInsertF4SQL = runInsertSQL(daily: "daily_forecasts_f4", values: "real")
+    static let runInsertF8SQL = runInsertSQL(daily: "daily_forecasts_f8", values: "double precision")
+
+    private static func runInsertSQL(daily: String, values: String) -> String {
+        let arrays = Variables.daily.enumerated().map { index, variable in
+            "$" + String(23 + index) + "::" + (variable.quantity == .instant ? "bigint" : values) + "[]"
+        }
+        return
+            "WITH c AS (UPDATE location_counters SET next_run_id = next_run_id + 1, next_fetch_id = next_fetch_id + 1"
+            + " WHERE location_id = $1 RETURNING location_id, next_run_id - 1 AS id, next_fetch_id - 1 AS fetch_id),"
+            + " r AS (INSERT INTO forecast_runs (location_id, id, model, issued_at, issued_at_source, fetched_at,"
+            + " grid_latitude, grid_longitude, grid_elevation, utc_offset_seconds, timezone, content_hash,"
+            + " first_valid_time, last_valid_time, hour_count, day_count)"
+            + " SELECT c.location_id, c.id, $2::text, $3::bigint, $4::text, $5::bigint, $6::double precision,"
+            + " $7::double precision, $8::double precision, $9::bigint, $10::text, $11::bigint, $12::bigint,"
+            + " $13::bigint, $14::bigint, $15::bigint FROM c RETURNING location_id, id),"
+            // Its content hash in the same statement (one round trip less per stored run); the foreign key
+            // to forecast_runs is checked at the statement's end, when the run's row is there.
+            + " h AS (INSERT INTO run_content_hashes (location_id, model, content_hash, run_id)"
+            + " SELECT r.location_id, $2::text, $11::bigint, r.id FROM r ON CONFLICT DO NOTHING),"
+            + " f AS (INSERT INTO fetch_log (" + fetchLogColumns + ") SELECT c.location_id, c.fetch_id, $5::bigint,"
+            + " $2::text, $16::text, $17::text, $18::bigint, NULL, $19::bigint, r.id, $20::text, $21::double precision"
+            + " FROM c JOIN r ON r.location_id = c.location_id),"
+            + " d AS (INSERT INTO " + daily + " (" + dailyColumns.joined(separator: ", ") + ")"
+            + " SELECT r.location_id, r.id, u.* FROM r, unnest($22::text[], " + arrays.joined(separator: ", ") + ") u)"
+            + " SELECT id FROM r"
+    }
+
+    /// A forecast's daily rows as the array parameters of `runInsertSQL` (the dates, then one array
+    /// per daily variable; a repeated date keeps its first values, as `copyRows`): a float4 value
+    /// as its float's shortest text, which float4in reads back as that float exactly, a double as
+    /// its own shortest text, an instant (sunrise, sunset) as a whole number as `copyRows` stores it.
+    static func dailyArrays(_ forecast: ModelForecast, float4: Bool) -> [PostgresValue] {
+        var seen = Set<String>()
+        let rows = forecast.dailyDates.indices.filter { seen.insert(forecast.dailyDates[$0]).inserted }
+        func array(_ elements: [String]) -> PostgresValue { .text("{" + elements.joined(separator: ",") + "}") }
+        // A date is wxdb's YYYY-MM-DD; quoted and escaped all the same, as an array element must be.
+        let dates = rows.map { forecast.dailyDates[$0].replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") }
+        var arrays = [array(dates.map { "\"" + $0 + "\"" })]
+        for (index, column) in forecast.daily.enumerated() {
+            let instant = Variables.daily[index].quantity == .instant
+            arrays.append(
+                array(
+                    rows.map { row in
+                        guard let value = column?[row] ?? nil else { return "NULL" }
+                        if instant { return String(Int64(value)) }
+                        if float4 { return Float(value).description }
+                        if value.isNaN { return "NaN" }
+                        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+                        return value.description
+                    }))
+        }
+        return arrays
+    }
 
     /// Gives a stored run measured from its first fetch the initialisation time a better source now
     /// names for the same content, moving its pairs' sums with every lead (as the SQLite engine).
@@ -213,6 +255,9 @@ extension PostgresEngine: ResponseBatchStorer {
 
     /// How far apart the windows of two copies of one model run may start or end (as SQLite's).
     static let matchWindow: Int64 = 3 * 86400
+    /// How many window matches run on one plan of their query at most (PostgreSQL plans a prepared
+    /// statement's first five executions with their values, then reuses a generic plan).
+    static let matchReplanEvery = 64
 
     /// A stored run that is the same model run as a forecast.
     struct RunMatch {
@@ -226,18 +271,28 @@ extension PostgresEngine: ResponseBatchStorer {
 
     /// The runs `matchingRun` compares (SQLite's `candidateRunsSQL`): those whose window starts or
     /// ends near the forecast's, each with its stored row at the forecast's first hour or its own.
+    /// The row is read from the run-row tables themselves, not through the `hourly_forecasts` view:
+    /// a float4 value as its own shortest text, which parses to the double the view gives
+    /// (`col::text::float8`) without the server parsing and printing it again (over a quarter of the
+    /// query's time). An hour of a run is in one of the two tables (a run goes wholly into one, and
+    /// an extension adds only hours the run lacks), so the double table is read only without a row
+    /// in the float4 one.
     static let candidateRunsSQL = {
         let runs =
             "SELECT id, first_valid_time FROM forecast_runs "
             + "WHERE location_id = $1 AND model = $2 AND first_valid_time <= $3::bigint AND last_valid_time >= $4::bigint AND "
-        return "SELECT r.id, r.first_valid_time, h.valid_time, "
-            + Variables.hourlyNames.map { "h." + $0 }.joined(separator: ", ")
+        func at(_ table: String) -> String {
+            table + ".location_id = $1 AND " + table + ".run_id = r.id AND " + table
+                + ".valid_time = greatest(r.first_valid_time, $4::bigint)"
+        }
+        return "SELECT r.id, r.first_valid_time, coalesce(h4.valid_time, h8.valid_time), "
+            + Variables.hourlyNames.map { "coalesce(h4." + $0 + "::text, h8." + $0 + "::text)" }.joined(separator: ", ")
             + " FROM (" + runs
             + "first_valid_time BETWEEN $4::bigint - $5::bigint AND $4::bigint + $5::bigint UNION ALL "
             + runs
             + "last_valid_time BETWEEN $3::bigint - $5::bigint AND $3::bigint + $5::bigint AND first_valid_time NOT BETWEEN $4::bigint - $5::bigint AND $4::bigint + $5::bigint) r "
-            + "LEFT JOIN hourly_forecasts h ON h.location_id = $1 AND h.run_id = r.id"
-            + " AND h.valid_time = greatest(r.first_valid_time, $4::bigint)"
+            + "LEFT JOIN hourly_forecasts_f4 h4 ON " + at("h4")
+            + " LEFT JOIN hourly_forecasts_f8 h8 ON h4.valid_time IS NULL AND " + at("h8")
     }()
     static let candidateDetailsSQL = """
         SELECT fetched_at, utc_offset_seconds, issued_at FROM forecast_runs
@@ -254,12 +309,15 @@ extension PostgresEngine: ResponseBatchStorer {
         let times = forecast.hourlyTimes
         guard let first = times.first, let last = times.last, zip(times, times.dropFirst()).allSatisfy({ $0 < $1 })
         else { return nil }
-        // Planned on every call: a plan prepared while an import's first runs were stored (no
-        // statistics yet) scans every run of the model, and an import stores thousands.
+        // Prepared (planning it was a third of its time), but planned afresh every
+        // `matchReplanEvery` calls: a plan made while an import's first runs were stored (no
+        // statistics yet) scans every run of the model, and an import stores thousands in one
+        // transaction. The plan follows the table as it grows, at one planning in ten.
+        windowMatches += 1
+        if windowMatches % Self.matchReplanEvery == 0 { try db.replan(Self.candidateRunsSQL) }
         let candidates = try db.rows(
             Self.candidateRunsSQL,
-            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), .integer(Self.matchWindow)],
-            prepare: false
+            [.integer(locationID), .text(forecast.model), .integer(last), .integer(first), .integer(Self.matchWindow)]
         ) { row in disagrees(forecast, row) ? nil : row.int64(0) }
         var agreeing = try candidates.compactMap { $0 }.compactMap { id in
             try db.firstRow(Self.candidateDetailsSQL, [.integer(locationID), .integer(id), modelRun.postgresValue]) {

@@ -108,6 +108,41 @@ struct CopyFormatTests {
     }
 }
 
+@Suite("binary COPY rows")
+struct BinaryCopyRowTests {
+    @Test("a binary COPY row written whole is byte for byte the row written value by value")
+    func wholeRow() throws {
+        let floats: [Float?] = [21.3, -0.0, nil, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
+        let doubles: [Double?] = [0.1 + 0.2, nil, -0.0, 1e-300, -.greatestFiniteMagnitude]
+        func written(whole: Bool) throws -> [UInt8] {
+            let writer = BinaryCopyWriter(CopyBuffer(columns: 4) { _ in true })
+            for (index, (float, double)) in zip(floats, doubles).enumerated() {
+                let number = Int64(index) * -1_234_567_890_123
+                if whole {
+                    try writer.appendRow { row in
+                        row.append(number)
+                        if index == 1 { row.appendNull() } else { row.append(Int64(index)) }
+                        row.append(float)
+                        row.append(double)
+                    }
+                } else {
+                    writer.append(number)
+                    if index == 1 { writer.appendNull() } else { writer.append(Int64(index)) }
+                    writer.append(float)
+                    writer.append(double)
+                    try writer.endRow()
+                }
+            }
+            #expect(writer.rows == floats.count)
+            return writer.pending
+        }
+        let expected = try written(whole: false)
+        // The signature, flags and header extension are 19 bytes; then per row its field count and values.
+        #expect(expected.count > 19 + 5 * 2)
+        #expect(try written(whole: true) == expected)
+    }
+}
+
 @Suite("libpq is opened when used, not linked")
 struct LibPQLinkTests {
     @Test(

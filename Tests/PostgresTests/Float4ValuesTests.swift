@@ -109,6 +109,55 @@ struct Float4ValuesTests {
                 "SELECT count(*) FROM hourly_forecasts WHERE temperature_2m = 0.30000000000000004::float8") == 1)
     }
 
+    @Test("the window match reads a run's row at the forecast's first hour as the views give it, from either table")
+    func windowMatchRows() throws {
+        let (engine, _) = try freshEngine()
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "GMT", models: [], now: 0)
+        let exact = try syntheticResponse(models: ["best_match"], start: t0, hours: 48, seed: 1, current: t0)
+        _ = try engine.store(exact, for: berlin, fetch: FetchRecord(fetchedAt: t0, origin: .fetch))
+        var inexact = try syntheticResponse(
+            models: ["best_match"], start: t0 + 6 * hour, hours: 48, seed: 2, current: t0)
+        let temperature = Variables.hourlyNames.firstIndex(of: "temperature_2m")!
+        inexact.models[0].hourly[temperature]![0] = 0.1 + 0.2
+        inexact.models[0].hourly[temperature]![7] = 0.1 + 0.2
+        _ = try engine.store(inexact, for: berlin, fetch: FetchRecord(fetchedAt: t0 + 6 * hour, origin: .fetch))
+        let runs = try engine.db.rows("SELECT id, first_valid_time FROM forecast_runs ORDER BY id") {
+            (id: $0.int64(0), first: $0.int64(1))
+        }
+        #expect(runs.map(\.first) == [t0, t0 + 6 * hour])
+        // A forecast from t0 + 3 h reads the float4 run at t0 + 3 h and the double run at its own
+        // first hour; one from t0 + 13 h reads both at t0 + 13 h.
+        for first in [t0 + 3 * hour, t0 + 13 * hour] {
+            let candidates = try engine.db.rows(
+                PostgresEngine.candidateRunsSQL,
+                [
+                    .integer(berlin.id), .text("best_match"), .integer(first + 47 * hour), .integer(first),
+                    .integer(PostgresEngine.matchWindow)
+                ]
+            ) { row in
+                (
+                    id: row.int64(0), time: row.optionalInt64(2),
+                    values: Variables.hourly.indices.map { row.optionalDouble($0 + 3)?.bitPattern }
+                )
+            }
+            #expect(candidates.count == 2)
+            for candidate in candidates {
+                let viewed = try engine.db.firstRow(
+                    "SELECT valid_time, " + Variables.hourlyNames.joined(separator: ", ")
+                        + " FROM hourly_forecasts WHERE location_id = $1 AND run_id = $2 AND valid_time = $3",
+                    [.integer(berlin.id), .integer(candidate.id), .integer(candidate.time ?? -1)]
+                ) { row in Variables.hourly.indices.map { row.optionalDouble($0 + 1)?.bitPattern } }
+                let runFirst = runs.first { $0.id == candidate.id }?.first ?? -1
+                #expect(candidate.time == max(first, runFirst))
+                #expect(viewed != nil && candidate.values == viewed, "run \(candidate.id) from \(first)")
+            }
+        }
+        #expect(
+            try engine.db.scalarInt(
+                "SELECT count(*) FROM hourly_forecasts WHERE temperature_2m = 0.30000000000000004::float8") == 2)
+    }
+
     @Test(
         "migrating a database with rows moves the runs float4 keeps exactly and leaves the others; every value reads the same"
     )

@@ -159,15 +159,52 @@ struct PostgresSessionTests {
         #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == 4)
         // pg_prepared_statements lists this session's own.
         let prepared = try engine.db.rows("SELECT statement FROM pg_prepared_statements") { $0.string(0) }
-        #expect(prepared.filter { $0 == PostgresEngine.runInsertSQL }.count == 1, "\(prepared)")
-        // The window match's candidates are planned on every call with their values.
-        #expect(!prepared.contains(PostgresEngine.candidateRunsSQL))
+        #expect(prepared.filter { $0 == PostgresEngine.runInsertSQL(float4: true) }.count == 1, "\(prepared)")
+        // The window match's candidates too (planning them was a third of their time).
+        #expect(prepared.filter { $0 == PostgresEngine.candidateRunsSQL }.count == 1, "\(prepared)")
         // A table's columns changed under a prepared statement: it is prepared again, not refused.
         try engine.db.execute("CREATE TABLE widths (a bigint)")
         for _ in 0..<3 { _ = try engine.db.rows("SELECT * FROM widths") { $0.count } }
         try engine.db.execute("ALTER TABLE widths ADD COLUMN b bigint")
         try engine.db.run("INSERT INTO widths VALUES (1, 2)")
         #expect(try engine.db.rows("SELECT * FROM widths") { $0.count } == [2])
+    }
+
+    @Test("the window match's prepared plan is made again every so many matches, from the tables as they are then")
+    func windowMatchReplanned() throws {
+        let (engine, _) = try freshEngine()
+        let berlin = try engine.addLocation(
+            name: "Berlin", latitude: 52.52, longitude: 13.41, elevation: 34, timezone: "Europe/Berlin", models: [],
+            now: 0)
+        var index = 0
+        func storeNext() throws {
+            let response = try syntheticResponse(
+                models: ["best_match"], start: t0 + Int64(index) * 6 * hour, hours: 48, seed: index + 1,
+                current: t0 + Int64(index) * 6 * hour)
+            let outcomes = try engine.store(
+                response, for: berlin, fetch: FetchRecord(fetchedAt: t0 + Int64(index) * 6 * hour, origin: .fetch))
+            #expect(outcomes.map(\.kind) == [.stored])
+            index += 1
+        }
+        /// How many times the session's prepared window match has run (nil: not prepared now).
+        func matchExecutions() throws -> Int64? {
+            try engine.db.firstRow(
+                "SELECT generic_plans + custom_plans FROM pg_prepared_statements WHERE statement = $1",
+                [.text(PostgresEngine.candidateRunsSQL)]
+            ) { $0.int64(0) }
+        }
+        for _ in 0..<3 { try storeNext() }
+        // Run unprepared the first time, then prepared: two executions of the prepared statement.
+        #expect(try matchExecutions() == 2)
+        let every = PostgresEngine.matchReplanEvery
+        while engine.windowMatches < every - 1 { try storeNext() }
+        #expect(try matchExecutions() == Int64(every - 2))
+        // The next match drops the plan and runs unprepared; the one after prepares it again.
+        try storeNext()
+        #expect(try matchExecutions() == nil)
+        try storeNext()
+        #expect(try matchExecutions() == 1)
+        #expect(try engine.db.scalarInt("SELECT count(*) FROM forecast_runs") == Int64(every + 1))
     }
 
     @Test("a new run's fetch-log row goes in the statement that stores the run")

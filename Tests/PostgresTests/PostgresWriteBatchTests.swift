@@ -232,6 +232,30 @@ struct PostgresWriteBatchTests {
         #expect(try engine.db.scalarInt("SELECT count(*) FROM copied") == 6)
     }
 
+    @Test("binary COPY rows written whole store each bigint, real and double bit for bit, NULLs as NULL")
+    func binaryCopyWholeRows() throws {
+        let (engine, _) = try freshEngine()
+        try engine.db.execute("CREATE TABLE copied (n bigint, f real, x double precision)")
+        let floats: [Float?] = [21.3, -0.0, nil, 1e-30, 87, -.greatestFiniteMagnitude]
+        let doubles: [Double?] = [0.1 + 0.2, nil, -0.0, 1e-300, 1013.25, .leastNonzeroMagnitude]
+        let stored = try engine.db.copyBinary(into: "copied", columns: ["n", "f", "x"]) { rows in
+            for (index, (float, double)) in zip(floats, doubles).enumerated() {
+                try rows.appendRow { row in
+                    row.append(Int64(index) - 3)
+                    row.append(float)
+                    row.append(double)
+                }
+            }
+        }
+        #expect(stored == floats.count)
+        let back = try engine.db.rows("SELECT n, f::float8, x FROM copied ORDER BY n") {
+            (n: $0.int64(0), f: $0.optionalDouble(1), x: $0.optionalDouble(2))
+        }
+        #expect(back.map(\.n) == (0..<Int64(floats.count)).map { $0 - 3 })
+        #expect(back.map { $0.f.map(Float.init)?.bitPattern } == floats.map(\.?.bitPattern))
+        #expect(back.map(\.x?.bitPattern) == doubles.map(\.?.bitPattern))
+    }
+
     @Test("a multi-row statement's text holds placeholders only, numbered row by row")
     func multiRowText() {
         #expect(
