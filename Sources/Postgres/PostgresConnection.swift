@@ -31,7 +31,7 @@ public enum PostgresValue: Sendable, Equatable {
     }
 
     /// A double as float8 input reads it back exactly (Swift prints the shortest exact form).
-    static func text(of value: Double) -> String {
+    public static func text(of value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
         return value.description

@@ -225,10 +225,7 @@ extension PostgresEngine: ResponseBatchStorer {
                     rows.map { row in
                         guard let value = column?[row] ?? nil else { return "NULL" }
                         if instant { return String(Int64(value)) }
-                        if float4 { return Float(value).description }
-                        if value.isNaN { return "NaN" }
-                        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
-                        return value.description
+                        return float4 ? Float(value).description : PostgresValue.text(of: value)
                     }))
         }
         return arrays
